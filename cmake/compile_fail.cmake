@@ -1,0 +1,23 @@
+# Usage: cmake -DCXX=... -DSRC=file.cpp -DINCLUDE=dir [-DBOOST_INCLUDE=dir] -P compile_fail.cmake
+# Passes when SRC fails to compile and the diagnostics match every `// expect: <regex>` line.
+file(STRINGS ${SRC} expects REGEX "^// expect: ")
+if(NOT expects)
+  message(FATAL_ERROR "${SRC}: no `// expect:` line — a compile-fail test must say what it expects")
+endif()
+set(inc -I${INCLUDE})
+if(BOOST_INCLUDE)
+  list(APPEND inc -I${BOOST_INCLUDE})
+endif()
+execute_process(COMMAND ${CXX} -std=c++20 -fsyntax-only ${inc} ${SRC}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "${SRC} compiled, but it must not")
+endif()
+set(diag "${out}${err}")
+foreach(line IN LISTS expects)
+  string(REGEX REPLACE "^// expect: " "" re "${line}")
+  if(NOT diag MATCHES "${re}")
+    message(FATAL_ERROR "${SRC}: the diagnostics do not contain /${re}/. They were:\n${diag}")
+  endif()
+endforeach()
+message(STATUS "${SRC}: rejected with the expected message")

@@ -1,0 +1,94 @@
+// staticformer/config.hpp — the one compile-time configuration of a model.
+//
+//   inline constexpr sf::config my_model{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 4};
+//   sf::model<my_model> m;   // every layer reads what it needs from `my_model`
+//
+// A config is a structural value, so it is a template argument itself; layers take
+// `template <sf::config C>` and name their axes through `sf::axes<C>`.
+#pragma once
+#include <cstddef>
+
+#include "staticformer/axis.hpp"
+
+namespace sf {
+
+enum class norm_kind { layernorm, rmsnorm };
+enum class position_kind { learned, sinusoidal, rope };
+enum class activation_kind { relu, gelu, gelu_tanh };
+
+struct config {
+  std::size_t V = 0;  // vocabulary size
+  std::size_t T = 0;  // context length
+  std::size_t D = 0;  // model width
+  std::size_t H = 1;  // attention heads (d_k = D / H)
+  std::size_t L = 1;  // decoder blocks
+  std::size_t F = 0;  // feed-forward width
+  std::size_t B = 1;  // batch size
+  norm_kind norm = norm_kind::layernorm;
+  position_kind position = position_kind::learned;
+  activation_kind activation = activation_kind::gelu_tanh;
+  bool tied = true;   // lm_head = tok_emb^T
+  bool bias = true;   // biases in attention and feed-forward
+  double norm_eps = 1e-5;
+
+  constexpr std::size_t dk() const { return H == 0 ? 0 : D / H; }
+  friend constexpr bool operator==(const config&, const config&) = default;
+};
+
+constexpr const char* to_string(norm_kind k) { return k == norm_kind::layernorm ? "layernorm" : "rmsnorm"; }
+constexpr const char* to_string(position_kind k) {
+  return k == position_kind::learned ? "learned" : k == position_kind::sinusoidal ? "sinusoidal" : "rope";
+}
+constexpr const char* to_string(activation_kind k) {
+  return k == activation_kind::relu ? "relu" : k == activation_kind::gelu ? "gelu" : "gelu_tanh";
+}
+
+// Compile-time validation of a configuration. Called from every public entry
+// point that takes a config, so a bad config fails with one readable message.
+template <config C>
+constexpr bool check_config() {
+  static_assert(C.V > 0 && C.T > 0 && C.D > 0 && C.H > 0 && C.L > 0 && C.F > 0 && C.B > 0,
+                "sf::config: V, T, D, H, L, F and B must all be positive");
+  static_assert(C.D % C.H == 0,
+                "sf::config: the head count H must divide the model width D exactly (d_k = D / H); "
+                "choose H among the divisors of D or change D");
+  static_assert(C.position != position_kind::rope || (C.D / C.H) % 2 == 0,
+                "sf::config: RoPE rotates pairs of a head's features, so d_k = D / H must be even; "
+                "change D or H, or use learned or sinusoidal positions");
+  static_assert(C.position != position_kind::sinusoidal || C.D % 2 == 0,
+                "sf::config: sinusoidal positions pair (sin, cos) columns, so D must be even");
+  return true;
+}
+
+// The axes of a configuration. T and D are distinct types even when C.T == C.D.
+template <config C>
+struct axes {
+  using batch = Batch<C.B>;
+  using seq = Seq<C.T>;
+  using model = Model<C.D>;
+  using heads = Heads<C.H>;
+  using head_dim = HeadDim<C.D / C.H>;
+  using ffn = Ffn<C.F>;
+  using vocab = Vocab<C.V>;
+};
+
+// The reference configurations of SPEC.md.
+namespace configs {
+inline constexpr config ref_gpt2{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 128, .B = 2,
+                                 .norm = norm_kind::layernorm, .position = position_kind::learned,
+                                 .activation = activation_kind::gelu_tanh, .tied = true, .bias = true};
+inline constexpr config ref_llama{.V = 96, .T = 24, .D = 48, .H = 6, .L = 3, .F = 96, .B = 3,
+                                  .norm = norm_kind::rmsnorm, .position = position_kind::rope,
+                                  .activation = activation_kind::relu, .tied = false, .bias = false};
+inline constexpr config ref_vaswani{.V = 50, .T = 12, .D = 40, .H = 5, .L = 1, .F = 160, .B = 1,
+                                    .norm = norm_kind::layernorm, .position = position_kind::sinusoidal,
+                                    .activation = activation_kind::gelu, .tied = false, .bias = true};
+inline constexpr config nano{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 4,
+                             .norm = norm_kind::layernorm, .position = position_kind::learned,
+                             .activation = activation_kind::gelu_tanh, .tied = true, .bias = true};
+// Benchmark shapes (GPT-2 style).
+inline constexpr config micro{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512, .B = 4};
+inline constexpr config small{.V = 512, .T = 256, .D = 192, .H = 6, .L = 6, .F = 768, .B = 2};
+}  // namespace configs
+
+}  // namespace sf

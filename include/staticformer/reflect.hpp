@@ -1,0 +1,156 @@
+// staticformer/reflect.hpp — parameters are declared once and visited, never listed by hand.
+//
+// A parameter struct is a Hana struct whose members are tensors, other parameter
+// structs, std::array of them (one per block), or sf::none (a parameter this
+// configuration does not have, e.g. a bias when bias = false):
+//
+//   struct norm_params {
+//     BOOST_HANA_DEFINE_STRUCT(norm_params, (vec_d, weight), (maybe_vec_d, bias));
+//   };
+//
+// sf::visit(f, a, b, ...) walks structurally identical structs (parameters,
+// gradients, optimizer moments) in lock-step and calls
+// f(name, leaf_a, leaf_b, ...) for every tensor, by reference, with its dotted
+// checkpoint name ("blocks.0.attn.wq"). Counting, zeroing, printing, optimizers
+// and checkpoint names are all built on it.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/at.hpp>
+#include <boost/hana/define_struct.hpp>
+#include <boost/hana/first.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/second.hpp>
+#include <boost/hana/string.hpp>
+
+#include "staticformer/tensor.hpp"
+
+namespace sf {
+
+// Stands in for a parameter this configuration does not have; takes no storage worth counting.
+struct none {
+  friend constexpr bool operator==(none, none) { return true; }
+};
+
+// `maybe<Cond, X>` is X when Cond holds, else sf::none.
+template <bool Cond, class X> using maybe = std::conditional_t<Cond, X, none>;
+
+// A dotted name built during a visit, fixed capacity, no heap.
+class param_name {
+ public:
+  static constexpr std::size_t capacity = 96;
+  constexpr const char* c_str() const { return buf_; }
+  constexpr std::size_t size() const { return len_; }
+  constexpr param_name child(const char* part) const {
+    param_name n = *this;
+    if (n.len_ && n.len_ + 1 < capacity) n.buf_[n.len_++] = '.';
+    while (*part && n.len_ + 1 < capacity) n.buf_[n.len_++] = *part++;
+    n.buf_[n.len_] = '\0';
+    return n;
+  }
+  constexpr param_name child(std::size_t index) const {
+    char digits[24] = {};
+    int k = 0;
+    do {
+      digits[k++] = static_cast<char>('0' + index % 10);
+      index /= 10;
+    } while (index);
+    char rev[24] = {};
+    for (int i = 0; i < k; ++i) rev[i] = digits[k - 1 - i];
+    return child(rev);
+  }
+  friend constexpr bool operator==(const param_name& a, const char* b) {
+    std::size_t i = 0;
+    for (; i < a.len_ && b[i]; ++i)
+      if (a.buf_[i] != b[i]) return false;
+    return i == a.len_ && b[i] == '\0';
+  }
+
+ private:
+  std::size_t len_ = 0;
+  char buf_[capacity] = {};
+};
+
+template <class X> struct is_std_array : std::false_type {};
+template <class E, std::size_t N> struct is_std_array<std::array<E, N>> : std::true_type {};
+
+namespace detail {
+template <class F, class S, class... Ss>
+constexpr void visit_at(const param_name& name, F& f, S& s, Ss&... ss) {
+  using U = std::remove_cvref_t<S>;
+  if constexpr (std::is_same_v<U, none>) {
+    // absent in this configuration
+  } else if constexpr (is_tensor<U>::value) {
+    f(name, s, ss...);
+  } else if constexpr (is_std_array<U>::value) {
+    for (std::size_t i = 0; i < s.size(); ++i) visit_at(name.child(i), f, s[i], ss[i]...);
+  } else {
+    static_assert(boost::hana::Struct<U>::value,
+                  "sf::visit: a parameter struct must be declared with BOOST_HANA_DEFINE_STRUCT and hold "
+                  "tensors, parameter structs, std::array of them, or sf::none");
+    boost::hana::for_each(boost::hana::accessors<U>(), [&](auto pair) {
+      constexpr auto key = boost::hana::first(pair);
+      auto get = boost::hana::second(pair);
+      visit_at(name.child(boost::hana::to<const char*>(key)), f, get(s), get(ss)...);
+    });
+  }
+}
+
+template <class S>
+constexpr std::size_t count_leaves_of() {
+  using U = std::remove_cvref_t<S>;
+  if constexpr (std::is_same_v<U, none>) return 0;
+  else if constexpr (is_tensor<U>::value) return U::size;
+  else if constexpr (is_std_array<U>::value)
+    return std::tuple_size_v<U> * count_leaves_of<typename U::value_type>();
+  else {
+    std::size_t n = 0;
+    boost::hana::for_each(boost::hana::accessors<U>(), [&](auto pair) {
+      using M = decltype(boost::hana::second(pair)(std::declval<U&>()));
+      n += count_leaves_of<M>();
+    });
+    return n;
+  }
+}
+template <class S>
+constexpr std::size_t count_tensors_of() {
+  using U = std::remove_cvref_t<S>;
+  if constexpr (std::is_same_v<U, none>) return 0;
+  else if constexpr (is_tensor<U>::value) return 1;
+  else if constexpr (is_std_array<U>::value)
+    return std::tuple_size_v<U> * count_tensors_of<typename U::value_type>();
+  else {
+    std::size_t n = 0;
+    boost::hana::for_each(boost::hana::accessors<U>(), [&](auto pair) {
+      using M = decltype(boost::hana::second(pair)(std::declval<U&>()));
+      n += count_tensors_of<M>();
+    });
+    return n;
+  }
+}
+}  // namespace detail
+
+// f(name, leaf_of_s, leaf_of_ss...) for every tensor, in declaration order.
+template <class F, class S, class... Ss>
+constexpr void visit(F&& f, S& s, Ss&... ss) {
+  static_assert((std::is_same_v<std::remove_cvref_t<S>, std::remove_cvref_t<Ss>> && ...),
+                "sf::visit: the structs visited together must have the same type");
+  detail::visit_at(param_name{}, f, s, ss...);
+}
+
+// Number of scalars in all tensors of S (a compile-time constant).
+template <class S> inline constexpr std::size_t parameter_count = detail::count_leaves_of<S>();
+// Number of tensors in S.
+template <class S> inline constexpr std::size_t tensor_count = detail::count_tensors_of<S>();
+
+// Set every tensor of s to zero.
+template <class S>
+constexpr void zero(S& s) {
+  visit([](const param_name&, auto& t) { t.zero(); }, s);
+}
+
+}  // namespace sf

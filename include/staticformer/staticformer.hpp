@@ -1,0 +1,16 @@
+// staticformer/staticformer.hpp — the umbrella header of the core.
+//
+// The core needs only Boost.Hana and the C++20 standard library; it builds with
+// -fno-exceptions -fno-rtti and never includes <iostream>. Optional headers,
+// included separately: staticformer/fmt.hpp (printing with fmt) and
+// staticformer/io/*.hpp (files: safetensors checkpoints and batches).
+#pragma once
+#include "staticformer/axis.hpp"
+#include "staticformer/config.hpp"
+#include "staticformer/kernels/gemm.hpp"
+#include "staticformer/math.hpp"
+#include "staticformer/matmul.hpp"
+#include "staticformer/reflect.hpp"
+#include "staticformer/simd.hpp"
+#include "staticformer/status.hpp"
+#include "staticformer/tensor.hpp"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what staticformer needs on Debian 12 (run as root or with sudo available).
+# Core: libboost-dev (Boost.Hana). Tests/examples/benchmarks: cmake, g++, libfmt-dev,
+# nlohmann-json3-dev, libgtest-dev, libbenchmark-dev, gnuplot-nox (training plot).
+# Optional cross tests: g++-aarch64-linux-gnu and qemu-user (NEON kernels under emulation).
+# PyTorch (python3-torch) is only needed to regenerate the golden files: pass --golden.
+set -euo pipefail
+pkgs=(cmake make g++ clang libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
+      g++-aarch64-linux-gnu qemu-user)
+[[ "${1:-}" == "--golden" ]] && pkgs+=(python3-torch)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
