@@ -1,0 +1,120 @@
+// staticformer/params.hpp — the model's parameters, declared once.
+//
+// Member names are the checkpoint names of SPEC.md: visiting sf::params<C> yields
+// "tok_emb.weight", "pos_emb.weight", "blocks.0.norm1.weight", "blocks.0.attn.wq",
+// ..., "norm_f.weight", "lm_head.weight". A parameter the configuration does not
+// have (a bias when bias = false, pos_emb unless position = learned, lm_head when
+// tied) is sf::none and is skipped by every visit.
+//
+// The same struct type holds parameters, gradients and optimizer moments.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "staticformer/config.hpp"
+#include "staticformer/reflect.hpp"
+#include "staticformer/tensor.hpp"
+
+namespace sf {
+
+// Tensor types of a configuration, named by their axes.
+template <config C, class T = float>
+struct types {
+  using ax = axes<C>;
+  using vec_d = tensor<T, typename ax::model>;                          // (D)
+  using vec_f = tensor<T, typename ax::ffn>;                            // (F)
+  using mat_dd = tensor<T, typename ax::model, typename ax::model>;     // (D, D)  [in, out]
+  using mat_df = tensor<T, typename ax::model, typename ax::ffn>;       // (D, F)
+  using mat_fd = tensor<T, typename ax::ffn, typename ax::model>;       // (F, D)
+  using mat_vd = tensor<T, typename ax::vocab, typename ax::model>;     // (V, D)
+  using mat_td = tensor<T, typename ax::seq, typename ax::model>;       // (T, D)
+  using mat_dv = tensor<T, typename ax::model, typename ax::vocab>;     // (D, V)
+  using btd = tensor<T, typename ax::batch, typename ax::seq, typename ax::model>;  // (B, T, D)
+  using btf = tensor<T, typename ax::batch, typename ax::seq, typename ax::ffn>;    // (B, T, F)
+  using btv = tensor<T, typename ax::batch, typename ax::seq, typename ax::vocab>;  // (B, T, V)
+  using bt = tensor<T, typename ax::batch, typename ax::seq>;                       // (B, T)
+  // attention scores and probabilities, per (b, h): (B, H, T, T)
+  using bhtt = tensor<T, typename ax::batch, typename ax::heads, typename ax::seq, typename ax::seq>;
+  using bht = tensor<T, typename ax::batch, typename ax::heads, typename ax::seq>;  // (B, H, T)
+};
+
+// Token ids, targets (-1 = ignore) and the padding mask (1 = padding) of a batch.
+template <config C> using tokens_t = tensor<std::int32_t, Batch<C.B>, Seq<C.T>>;
+template <config C> using targets_t = tensor<std::int32_t, Batch<C.B>, Seq<C.T>>;
+template <config C> using padding_t = tensor<std::uint8_t, Batch<C.B>, Seq<C.T>>;
+
+template <config C, class T = float>
+struct embedding_params {
+  using weight_t = typename types<C, T>::mat_vd;
+  BOOST_HANA_DEFINE_STRUCT(embedding_params, (weight_t, weight));  // (V, D)
+};
+
+template <config C, class T = float>
+struct position_params {
+  using weight_t = typename types<C, T>::mat_td;
+  BOOST_HANA_DEFINE_STRUCT(position_params, (weight_t, weight));  // (T, D)
+};
+
+template <config C, class T = float>
+struct norm_params {
+  using weight_t = typename types<C, T>::vec_d;
+  using bias_t = maybe<C.norm == norm_kind::layernorm, typename types<C, T>::vec_d>;
+  BOOST_HANA_DEFINE_STRUCT(norm_params, (weight_t, weight), (bias_t, bias));  // (D), (D) layernorm only
+};
+
+template <config C, class T = float>
+struct attention_params {
+  using w_t = typename types<C, T>::mat_dd;
+  using b_t = maybe<C.bias, typename types<C, T>::vec_d>;
+  BOOST_HANA_DEFINE_STRUCT(attention_params,
+                           (w_t, wq), (w_t, wk), (w_t, wv), (w_t, wo),   // (D, D) each, [in, out]
+                           (b_t, bq), (b_t, bk), (b_t, bv), (b_t, bo));  // (D) each, bias = true
+};
+
+template <config C, class T = float>
+struct ffn_params {
+  using w1_t = typename types<C, T>::mat_df;
+  using w2_t = typename types<C, T>::mat_fd;
+  using b1_t = maybe<C.bias, typename types<C, T>::vec_f>;
+  using b2_t = maybe<C.bias, typename types<C, T>::vec_d>;
+  BOOST_HANA_DEFINE_STRUCT(ffn_params, (w1_t, w1), (b1_t, b1), (w2_t, w2), (b2_t, b2));  // (D,F) (F) (F,D) (D)
+};
+
+template <config C, class T = float>
+struct block_params {
+  using norm_t = norm_params<C, T>;
+  using attn_t = attention_params<C, T>;
+  using ffn_t = ffn_params<C, T>;
+  BOOST_HANA_DEFINE_STRUCT(block_params, (norm_t, norm1), (attn_t, attn), (norm_t, norm2), (ffn_t, ffn));
+};
+
+template <config C, class T = float>
+struct lm_head_params {
+  using weight_t = typename types<C, T>::mat_dv;
+  BOOST_HANA_DEFINE_STRUCT(lm_head_params, (weight_t, weight));  // (D, V)
+};
+
+// Weights do not depend on the batch size: params<C> for B = 32 and B = 1 is one type,
+// so a model trained with one batch size runs with another.
+constexpr config weights_config(config c) {
+  c.B = 1;
+  return c;
+}
+
+template <config C, class T = float>
+struct model_params {
+  static_assert(check_config<C>());
+  using tok_emb_t = embedding_params<C, T>;
+  using pos_emb_t = maybe<C.position == position_kind::learned, position_params<C, T>>;
+  using blocks_t = std::array<block_params<C, T>, C.L>;
+  using norm_f_t = norm_params<C, T>;
+  using lm_head_t = maybe<!C.tied, lm_head_params<C, T>>;
+  BOOST_HANA_DEFINE_STRUCT(model_params, (tok_emb_t, tok_emb), (pos_emb_t, pos_emb), (blocks_t, blocks),
+                           (norm_f_t, norm_f), (lm_head_t, lm_head));
+};
+
+// The parameters (or gradients, or optimizer moments) of configuration C.
+template <config C, class T = float> using params = model_params<weights_config(C), T>;
+
+}  // namespace sf
