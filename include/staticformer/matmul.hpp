@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "staticformer/kernels/bias.hpp"
 #include "staticformer/kernels/gemm.hpp"
 #include "staticformer/tensor.hpp"
 
@@ -75,6 +76,24 @@ constexpr bool check_matmul() {
   }
   return false;
 }
+
+// The bias of y = x·w + b: a vector over W's output axis, (N). Separate checks, so that a
+// non-tensor or a matrix bias gives one message rather than a cascade.
+template <class Bv, class W>
+constexpr bool check_bias() {
+  static_assert(is_tensor_v<Bv>, "sf::matmul(Y, X, W, b): the bias must be an sf::tensor, shape (N)");
+  if constexpr (is_tensor_v<Bv>) {
+    static_assert(rm<Bv>::rank == 1,
+                  "sf::matmul(Y, X, W, b): wrong rank — the bias must be a vector (rank 1) over W's output axis, "
+                  "shape (N)");
+    if constexpr (rm<Bv>::rank == 1) {
+      static_assert(std::is_same_v<typename rm<Bv>::first_axis, typename rm<W>::template axis_t<1>>,
+                    "sf::matmul(Y, X, W, b): the bias must be a vector over W's output axis, shape (N)");
+      return std::is_same_v<typename rm<Bv>::first_axis, typename rm<W>::template axis_t<1>>;
+    }
+  }
+  return false;
+}
 }  // namespace detail
 
 // y = x·w   x: (..., K)  w: (K, N)  y: (..., N)
@@ -90,11 +109,10 @@ constexpr void matmul(Y& y, const X& x, const W& w) {
 template <class Y, class X, class W, class Bv>
 constexpr void matmul(Y& y, const X& x, const W& w, const Bv& b) {
   if constexpr (detail::check_matmul<Y, X, W>()) {
-    static_assert(is_tensor_v<Bv> && detail::rm<Bv>::rank == 1 &&
-                      std::is_same_v<typename detail::rm<Bv>::first_axis, typename W::template axis_t<1>>,
-                  "sf::matmul(Y, X, W, b): the bias must be a vector over W's output axis, shape (N)");
-    constexpr std::size_t M = X::rows, K = X::cols, N = W::cols;
-    kernels::gemm_nn<M, N, K>(y.data(), x.data(), w.data(), b.data());
+    if constexpr (detail::check_bias<Bv, W>()) {
+      constexpr std::size_t M = X::rows, K = X::cols, N = W::cols;
+      kernels::gemm_nn<M, N, K>(y.data(), x.data(), w.data(), b.data());
+    }
   }
 }
 
@@ -122,8 +140,7 @@ constexpr void matmul_backward_bias(DB& db, const DY& dy) {
   static_assert(is_tensor_v<DB> && is_tensor_v<DY> && detail::rm<DB>::rank == 1 &&
                     std::is_same_v<typename detail::rm<DB>::first_axis, typename detail::rm<DY>::last_axis>,
                 "sf::matmul_backward_bias(db, dy): db must be a vector over dy's last axis, shape (N)");
-  for (std::size_t r = 0; r < DY::rows; ++r)
-    for (std::size_t n = 0; n < DY::cols; ++n) db[n] += dy[r * DY::cols + n];
+  kernels::bias_backward<DY::rows, DY::cols>(db.data(), dy.data());
 }
 
 }  // namespace sf

@@ -63,6 +63,14 @@ class param_name {
     for (int i = 0; i < k; ++i) rev[i] = digits[k - 1 - i];
     return child(rev);
   }
+  constexpr bool ends_with(const char* suffix) const {
+    std::size_t n = 0;
+    while (suffix[n]) ++n;
+    if (n > len_) return false;
+    for (std::size_t i = 0; i < n; ++i)
+      if (buf_[len_ - n + i] != suffix[i]) return false;
+    return true;
+  }
   friend constexpr bool operator==(const param_name& a, const char* b) {
     std::size_t i = 0;
     for (; i < a.len_ && b[i]; ++i)

@@ -1,0 +1,51 @@
+// staticformer/layers/activation.hpp — relu, gelu (erf) and gelu_tanh, element-wise.
+#pragma once
+#include <cstddef>
+
+#include "staticformer/config.hpp"
+#include "staticformer/math.hpp"
+
+namespace sf::layers {
+
+template <activation_kind A, class T>
+struct activation {
+  static constexpr T inv_sqrt2 = static_cast<T>(0.70710678118654752440);
+  static constexpr T inv_sqrt_2pi = static_cast<T>(0.39894228040143267794);
+  static constexpr T sqrt_2_over_pi = static_cast<T>(0.79788456080286535588);
+  static constexpr T c = static_cast<T>(0.044715);
+
+  // relu(x) = max(x, 0)
+  // gelu(x) = x Φ(x) = x (1 + erf(x/√2)) / 2
+  // gelu_tanh(x) = x (1 + tanh(√(2/π) (x + 0.044715 x³))) / 2
+  static constexpr T f(T x) {
+    if constexpr (A == activation_kind::relu) return x > T{0} ? x : T{0};
+    else if constexpr (A == activation_kind::gelu) return T{0.5} * x * (T{1} + math::erf(x * inv_sqrt2));
+    else return T{0.5} * x * (T{1} + math::tanh(sqrt_2_over_pi * (x + c * x * x * x)));
+  }
+
+  // relu'(x) = [x > 0]
+  // gelu'(x) = Φ(x) + x φ(x),  φ(x) = e^{-x²/2} / √(2π)
+  // gelu_tanh'(x) = (1 + t)/2 + x (1 - t²) √(2/π) (1 + 3·0.044715 x²) / 2,  t = tanh(√(2/π)(x + 0.044715 x³))
+  static constexpr T df(T x) {
+    if constexpr (A == activation_kind::relu) return x > T{0} ? T{1} : T{0};
+    else if constexpr (A == activation_kind::gelu)
+      return T{0.5} * (T{1} + math::erf(x * inv_sqrt2)) + x * inv_sqrt_2pi * math::exp(T{-0.5} * x * x);
+    else {
+      const T t = math::tanh(sqrt_2_over_pi * (x + c * x * x * x));
+      return T{0.5} * (T{1} + t) + T{0.5} * x * (T{1} - t * t) * sqrt_2_over_pi * (T{1} + T{3} * c * x * x);
+    }
+  }
+
+  // y = f(x)          y, x: (n)
+  template <std::size_t n>
+  static constexpr void forward(T* y, const T* x) {
+    for (std::size_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  }
+  // dx = dy ⊙ f'(x)   dx, dy, x: (n); dx may alias dy
+  template <std::size_t n>
+  static void backward(T* dx, const T* dy, const T* x) {
+    for (std::size_t i = 0; i < n; ++i) dx[i] = dy[i] * df(x[i]);
+  }
+};
+
+}  // namespace sf::layers

@@ -1,0 +1,134 @@
+// staticformer/layers/attention.hpp — causal multi-head self-attention with a padding mask.
+//
+// Per head h (columns h·d_k … (h+1)·d_k-1 of Q, K, V):
+//   S = Q Kᵀ / √d_k,  masked,  P = softmax_rows(S),  O = P V
+// heads are concatenated in order, then y = O W_O + b_O.
+// Mask: query i may attend key j iff j ≤ i and token j is not padding. A row with no
+// allowed key has P = 0, so its output is 0 and it passes no gradient (never NaN).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "staticformer/config.hpp"
+#include "staticformer/kernels/bias.hpp"
+#include "staticformer/kernels/gemm.hpp"
+#include "staticformer/layers/position.hpp"
+#include "staticformer/math.hpp"
+#include "staticformer/params.hpp"
+
+namespace sf::layers {
+
+template <config C, class T = float>
+struct attention {
+  static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H, N = C.B * C.T;
+  static constexpr bool use_rope = C.position == position_kind::rope;
+  using params_t = attention_params<weights_config(C), T>;
+  using btd = typename types<C, T>::btd;
+  using bhtt = typename types<C, T>::bhtt;
+  using tt = tensor<T, Seq<C.T>, Seq<C.T>>;  // one head's (T, T) scores
+
+  static constexpr const T* bias_ptr(const auto& b) {
+    if constexpr (C.bias) return b.data();
+    else return nullptr;
+  }
+  static constexpr T scale() { return T{1} / math::sqrt(static_cast<T>(dk)); }
+  static constexpr bool allowed(const padding_t<C>* pad, std::size_t b, std::size_t i, std::size_t j) {
+    return j <= i && !(pad && (*pad)(b, j));
+  }
+
+  // q = x Wq + bq, k = x Wk + bk, v = x Wv + bv  (RoPE on q and k), per (b, h): P = softmax(mask(q kᵀ/√d_k)),
+  // o = P v (heads side by side), y = o Wo + bo.
+  // y: (B,T,D)  x: (B,T,D)  q, k, v, o: (B,T,D) saved   probs: P of every (b,h) when `save`, else one (T,T) scratch
+  static constexpr void forward(btd& y, btd& q, btd& k, btd& v, btd& o, T* probs, bool save, const btd& x,
+                                const params_t& p, const padding_t<C>* pad) {
+    kernels::gemm_nn<N, D, D>(q.data(), x.data(), p.wq.data(), bias_ptr(p.bq));
+    kernels::gemm_nn<N, D, D>(k.data(), x.data(), p.wk.data(), bias_ptr(p.bk));
+    kernels::gemm_nn<N, D, D>(v.data(), x.data(), p.wv.data(), bias_ptr(p.bv));
+    if constexpr (use_rope) {
+      rope<C, T>::forward(q.data());
+      rope<C, T>::forward(k.data());
+    }
+    const T sc = scale();
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t h = 0; h < H; ++h) {
+        T* P = save ? probs + (b * H + h) * S * S : probs;
+        const std::size_t off = b * S * D + h * dk;
+        // S = Q_h K_hᵀ          Q_h, K_h: (T, d_k) with row stride D
+        kernels::gemm_nt<S, S, dk, D, D, S>(P, q.data() + off, k.data() + off);
+        for (std::size_t i = 0; i < S; ++i) softmax_row(P + i * S, sc, pad, b, i);
+        // O_h = P V_h           O_h, V_h: (T, d_k) with row stride D
+        kernels::gemm_nn<S, dk, S, S, D, D>(o.data() + off, P, v.data() + off);
+      }
+    kernels::gemm_nn<N, D, D>(y.data(), o.data(), p.wo.data(), bias_ptr(p.bo));
+  }
+
+  // row[j] = softmax over allowed j of (row[j]·scale), 0 where not allowed (all 0 if none is allowed)
+  static constexpr void softmax_row(T* row, T sc, const padding_t<C>* pad, std::size_t b, std::size_t i) {
+    T mx{};
+    bool any = false;
+    for (std::size_t j = 0; j <= i; ++j)
+      if (allowed(pad, b, i, j)) {
+        const T s = row[j] * sc;
+        if (!any || s > mx) mx = s;
+        any = true;
+      }
+    T sum{};
+    for (std::size_t j = 0; j < S; ++j) {
+      const T e = allowed(pad, b, i, j) ? math::exp(row[j] * sc - mx) : T{};
+      row[j] = e;
+      sum += e;
+    }
+    if (any) {
+      const T inv = T{1} / sum;
+      for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
+    }
+  }
+
+  // do = dy Woᵀ;  dWo += oᵀ dy;  dbo += Σ dy
+  // per (b,h): dP = dO_h V_hᵀ;  dV_h = Pᵀ dO_h;  dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √d_k;
+  //            dQ_h = dS K_h;  dK_h = dSᵀ Q_h           (RoPE⁻¹ on dQ, dK)
+  // dWq += xᵀ dQ, ... ;  dx = dQ Wqᵀ + dK Wkᵀ + dV Wvᵀ
+  // dx: (B,T,D) written  dy, x: (B,T,D)  q, k, v, o, probs: from forward
+  // scratch: dq, dk, dv, dO: (B,T,D); dP: (T,T)
+  static void backward(btd& dx, params_t& grad, btd& dq, btd& dkk, btd& dv, btd& dO, tt& dP, const btd& dy,
+                       const btd& x, const btd& q, const btd& k, const btd& v, const btd& o, const bhtt& probs,
+                       const params_t& p) {
+    kernels::gemm_nt<N, D, D>(dO.data(), dy.data(), p.wo.data());
+    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wo.data(), o.data(), dy.data());
+    if constexpr (C.bias) kernels::bias_backward<N, D>(grad.bo.data(), dy.data());
+    const T sc = scale();
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t h = 0; h < H; ++h) {
+        const T* P = probs.data() + (b * H + h) * S * S;
+        const std::size_t off = b * S * D + h * dk;
+        kernels::gemm_nt<S, S, dk, D, D, S>(dP.data(), dO.data() + off, v.data() + off);   // dP = dO_h V_hᵀ
+        kernels::gemm_tn<S, dk, S, S, D, D>(dv.data() + off, P, dO.data() + off);          // dV_h = Pᵀ dO_h
+        for (std::size_t i = 0; i < S; ++i) {
+          T* dpr = dP.data() + i * S;
+          const T* pr = P + i * S;
+          T dot{};
+          for (std::size_t j = 0; j <= i; ++j) dot += pr[j] * dpr[j];
+          for (std::size_t j = 0; j < S; ++j) dpr[j] = j <= i ? pr[j] * (dpr[j] - dot) * sc : T{};  // dS
+        }
+        kernels::gemm_nn<S, dk, S, S, D, D>(dq.data() + off, dP.data(), k.data() + off);   // dQ_h = dS K_h
+        kernels::gemm_tn<S, dk, S, S, D, D>(dkk.data() + off, dP.data(), q.data() + off);  // dK_h = dSᵀ Q_h
+      }
+    if constexpr (use_rope) {
+      rope<C, T>::backward(dq.data());
+      rope<C, T>::backward(dkk.data());
+    }
+    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wq.data(), x.data(), dq.data());
+    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wk.data(), x.data(), dkk.data());
+    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wv.data(), x.data(), dv.data());
+    if constexpr (C.bias) {
+      kernels::bias_backward<N, D>(grad.bq.data(), dq.data());
+      kernels::bias_backward<N, D>(grad.bk.data(), dkk.data());
+      kernels::bias_backward<N, D>(grad.bv.data(), dv.data());
+    }
+    kernels::gemm_nt<N, D, D>(dx.data(), dq.data(), p.wq.data());
+    kernels::gemm_nt<N, D, D, D, D, D, true>(dx.data(), dkk.data(), p.wk.data());
+    kernels::gemm_nt<N, D, D, D, D, D, true>(dx.data(), dv.data(), p.wv.data());
+  }
+};
+
+}  // namespace sf::layers

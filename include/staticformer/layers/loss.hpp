@@ -1,0 +1,66 @@
+// staticformer/layers/loss.hpp — cross-entropy over the vocabulary, ignoring targets of -1.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "staticformer/config.hpp"
+#include "staticformer/math.hpp"
+#include "staticformer/params.hpp"
+
+namespace sf::layers {
+
+template <config C, class T = float>
+struct cross_entropy {
+  static constexpr std::size_t N = C.B * C.T, V = C.V;
+  using btv = typename types<C, T>::btv;
+
+  // Number of targets that count (not -1).
+  static constexpr std::size_t count(const targets_t<C>& targets) {
+    std::size_t n = 0;
+    for (std::size_t r = 0; r < N; ++r) n += targets[r] >= 0 ? 1 : 0;
+    return n;
+  }
+
+  // p = softmax(logits) per row;  loss = (1/n) Σ_{rows with target ≥ 0} -log p[target],  n = their count
+  // (loss = 0 when every target is ignored).  logits, probs: (B,T,V)  targets: (B,T)
+  static constexpr T forward(btv& probs, const btv& logits, const targets_t<C>& targets) {
+    const std::size_t n = count(targets);
+    double loss = 0;  // summed in double: the mean over B·T rows stays accurate in float
+    for (std::size_t r = 0; r < N; ++r) {
+      const T* z = logits.data() + r * V;
+      T* pr = probs.data() + r * V;
+      T mx = z[0];
+      for (std::size_t j = 1; j < V; ++j) mx = z[j] > mx ? z[j] : mx;
+      T sum{};
+      for (std::size_t j = 0; j < V; ++j) {
+        pr[j] = math::exp(z[j] - mx);
+        sum += pr[j];
+      }
+      const T inv = T{1} / sum;
+      for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+      const std::int32_t tgt = targets[r];
+      if (tgt >= 0) loss += static_cast<double>(math::log(sum) + mx - z[tgt]);  // -log softmax(z)[tgt]
+    }
+    return n ? static_cast<T>(loss / static_cast<double>(n)) : T{};
+  }
+
+  // dlogits = (p - onehot(target)) / n for counted rows, 0 for ignored ones.
+  // dlogits: (B,T,V) written (may alias probs)  probs: (B,T,V) from forward
+  static void backward(btv& dlogits, const btv& probs, const targets_t<C>& targets) {
+    const std::size_t n = count(targets);
+    const T inv_n = n ? T{1} / static_cast<T>(n) : T{};
+    for (std::size_t r = 0; r < N; ++r) {
+      const std::int32_t tgt = targets[r];
+      T* d = dlogits.data() + r * V;
+      const T* pr = probs.data() + r * V;
+      if (tgt < 0) {
+        for (std::size_t j = 0; j < V; ++j) d[j] = T{};
+        continue;
+      }
+      for (std::size_t j = 0; j < V; ++j) d[j] = pr[j] * inv_n;
+      d[tgt] -= inv_n;
+    }
+  }
+};
+
+}  // namespace sf::layers
