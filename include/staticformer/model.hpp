@@ -189,8 +189,9 @@ struct splitmix64 {
 
 // GPT-2 style initialisation: matrices ~ N(0, 0.02) (the residual projections wo and
 // w2 scaled by 1/√(2L)), norm weights 1, biases 0. Deterministic for a seed; constexpr.
+// (Takes model_params<C', T> so that C' — the batch-free config — is deduced: sf::init_params(p, seed).)
 template <config C, class T>
-constexpr void init_params(params<C, T>& p, std::uint64_t seed, double std = 0.02) {
+constexpr void init_params(model_params<C, T>& p, std::uint64_t seed, double std = 0.02) {
   splitmix64 rng{seed};
   const double resid_std = std / math::sqrt(2.0 * static_cast<double>(C.L));
   visit(

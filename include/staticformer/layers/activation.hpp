@@ -1,9 +1,12 @@
 // staticformer/layers/activation.hpp — relu, gelu (erf) and gelu_tanh, element-wise.
 #pragma once
 #include <cstddef>
+#include <type_traits>
 
 #include "staticformer/config.hpp"
+#include "staticformer/kernels/vmath.hpp"
 #include "staticformer/math.hpp"
+#include "staticformer/simd.hpp"
 
 namespace sf::layers {
 
@@ -36,15 +39,49 @@ struct activation {
     }
   }
 
+  // f'(x) on a SIMD register, the same formulas as df (float, run time).
+  template <class V>
+  static typename V::reg vdf(typename V::reg x) {
+    using reg = typename V::reg;
+    if constexpr (A == activation_kind::relu) {
+      return V::select(V::lt(V::zero(), x), V::set1(1.0f), V::zero());
+    } else if constexpr (A == activation_kind::gelu) {
+      const reg cdf = V::fmadd(V::set1(0.5f), simd::verf<V>(V::mul(x, V::set1(inv_sqrt2))), V::set1(0.5f));
+      const reg pdf = V::mul(V::set1(inv_sqrt_2pi), simd::vexp<V>(V::mul(V::set1(-0.5f), V::mul(x, x))));
+      return V::fmadd(x, pdf, cdf);  // Φ(x) + x φ(x)
+    } else {
+      const reg x2 = V::mul(x, x);
+      const reg t = simd::vtanh<V>(V::mul(V::set1(sqrt_2_over_pi), V::fmadd(V::mul(V::set1(c), x2), x, x)));
+      const reg half_x = V::mul(V::set1(0.5f), x);
+      const reg one_m_t2 = V::fnmadd(t, t, V::set1(1.0f));
+      const reg du = V::mul(V::set1(sqrt_2_over_pi), V::fmadd(V::set1(3.0f * c), x2, V::set1(1.0f)));
+      return V::fmadd(V::mul(half_x, one_m_t2), du, V::fmadd(V::set1(0.5f), t, V::set1(0.5f)));
+    }
+  }
+
   // y = f(x)          y, x: (n)
   template <std::size_t n>
   static constexpr void forward(T* y, const T* x) {
+    if constexpr (std::is_same_v<T, float> && A != activation_kind::relu) {
+      if (!std::is_constant_evaluated()) {
+        if constexpr (A == activation_kind::gelu) simd::gelu_row<n>(y, x);
+        else simd::gelu_tanh_row<n>(y, x);
+        return;
+      }
+    }
     for (std::size_t i = 0; i < n; ++i) y[i] = f(x[i]);
   }
   // dx = dy ⊙ f'(x)   dx, dy, x: (n); dx may alias dy
   template <std::size_t n>
   static void backward(T* dx, const T* dy, const T* x) {
-    for (std::size_t i = 0; i < n; ++i) dx[i] = dy[i] * df(x[i]);
+    if constexpr (std::is_same_v<T, float>) {
+      using V = simd::native<float>;
+      constexpr std::size_t W = V::width, full = n / W * W;
+      for (std::size_t i = 0; i < full; i += W) V::store(dx + i, V::mul(V::load(dy + i), vdf<V>(V::load(x + i))));
+      for (std::size_t i = full; i < n; ++i) dx[i] = dy[i] * df(x[i]);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) dx[i] = dy[i] * df(x[i]);
+    }
   }
 };
 

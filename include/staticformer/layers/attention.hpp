@@ -7,11 +7,15 @@
 // allowed key has P = 0, so its output is 0 and it passes no gradient (never NaN).
 #pragma once
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "staticformer/config.hpp"
 #include "staticformer/kernels/bias.hpp"
 #include "staticformer/kernels/gemm.hpp"
+#include "staticformer/kernels/vmath.hpp"
 #include "staticformer/layers/position.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/params.hpp"
@@ -63,7 +67,11 @@ struct attention {
   }
 
   // row[j] = softmax over allowed j of (row[j]·scale), 0 where not allowed (all 0 if none is allowed)
+  // row: (T), query i of batch row b
   static constexpr void softmax_row(T* row, T sc, const padding_t<C>* pad, std::size_t b, std::size_t i) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (!std::is_constant_evaluated()) return softmax_row_simd(row, sc, pad, b, i);
+    }
     T mx{};
     bool any = false;
     for (std::size_t j = 0; j <= i; ++j)
@@ -82,6 +90,43 @@ struct attention {
       const T inv = T{1} / sum;
       for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
     }
+  }
+
+  // The same, vectorised (float, run time): keys 0..i, padding keys set to -inf first.
+  static void softmax_row_simd(float* row, float sc, const padding_t<C>* pad, std::size_t b, std::size_t i) {
+    using V = simd::native<float>;
+    using reg = typename V::reg;
+    constexpr std::size_t W = V::width;
+    const std::size_t len = i + 1, full = len / W * W, tail = len - full;
+    constexpr float ninf = -std::numeric_limits<float>::infinity();
+    if (pad)
+      for (std::size_t j = 0; j < len; ++j)
+        if ((*pad)(b, j)) row[j] = ninf;
+    const reg vsc = V::set1(sc);
+    reg vm = V::set1(ninf);  // max of the scaled scores
+    for (std::size_t j = 0; j < full; j += W) vm = V::max(vm, V::mul(V::load(row + j), vsc));
+    float m = V::hmax(vm);
+    for (std::size_t j = full; j < len; ++j) m = std::max(m, row[j] * sc);
+    if (m == ninf) {  // no allowed key: output 0, no gradient
+      for (std::size_t j = 0; j < S; ++j) row[j] = 0.0f;
+      return;
+    }
+    const reg mv = V::set1(m);
+    reg vs = V::zero();
+    for (std::size_t j = 0; j < full; j += W) {
+      const reg e = simd::vexp<V>(V::sub(V::mul(V::load(row + j), vsc), mv));  // e^{s·sc - m}
+      V::store(row + j, e);
+      vs = V::add(vs, e);
+    }
+    if (tail) {
+      const reg e = simd::vexp<V>(V::sub(V::mul(V::load_partial(row + full, tail), vsc), mv));
+      V::store_partial(row + full, e, tail);
+      vs = V::add(vs, V::load_partial(row + full, tail));
+    }
+    const reg r = V::set1(1.0f / V::hsum(vs));
+    for (std::size_t j = 0; j < full; j += W) V::store(row + j, V::mul(V::load(row + j), r));
+    if (tail) V::store_partial(row + full, V::mul(V::load_partial(row + full, tail), r), tail);
+    for (std::size_t j = len; j < S; ++j) row[j] = 0.0f;
   }
 
   // do = dy Woᵀ;  dWo += oᵀ dy;  dbo += Σ dy

@@ -2,8 +2,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "staticformer/config.hpp"
+#include "staticformer/kernels/vmath.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/params.hpp"
 
@@ -31,17 +33,36 @@ struct cross_entropy {
       T* pr = probs.data() + r * V;
       T mx = z[0];
       for (std::size_t j = 1; j < V; ++j) mx = z[j] > mx ? z[j] : mx;
-      T sum{};
-      for (std::size_t j = 0; j < V; ++j) {
-        pr[j] = math::exp(z[j] - mx);
-        sum += pr[j];
-      }
+      const T sum = exp_shifted(pr, z, mx);  // pr = e^{z - mx}, returns Σ pr
       const T inv = T{1} / sum;
       for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
       const std::int32_t tgt = targets[r];
       if (tgt >= 0) loss += static_cast<double>(math::log(sum) + mx - z[tgt]);  // -log softmax(z)[tgt]
     }
     return n ? static_cast<T>(loss / static_cast<double>(n)) : T{};
+  }
+
+  // p[j] = e^{z[j] - mx}, returns Σ_j p[j]     p, z: (V)
+  static constexpr T exp_shifted(T* p, const T* z, T mx) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (!std::is_constant_evaluated()) {
+        using Vb = simd::native<float>;
+        constexpr std::size_t W = Vb::width, full = V / W * W;
+        typename Vb::reg s = Vb::zero();
+        const typename Vb::reg m = Vb::set1(mx);
+        for (std::size_t j = 0; j < full; j += W) {
+          const typename Vb::reg e = simd::vexp<Vb>(Vb::sub(Vb::load(z + j), m));
+          Vb::store(p + j, e);
+          s = Vb::add(s, e);
+        }
+        float sum = Vb::hsum(s);
+        for (std::size_t j = full; j < V; ++j) sum += (p[j] = math::exp(z[j] - mx));
+        return sum;
+      }
+    }
+    T sum{};
+    for (std::size_t j = 0; j < V; ++j) sum += (p[j] = math::exp(z[j] - mx));
+    return sum;
   }
 
   // dlogits = (p - onehot(target)) / n for counted rows, 0 for ignored ones.
