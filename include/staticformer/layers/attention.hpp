@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "staticformer/config.hpp"
 #include "staticformer/kernels/bias.hpp"
@@ -36,6 +37,19 @@ struct attention {
     else return nullptr;
   }
   static constexpr T scale() { return T{1} / math::sqrt(static_cast<T>(dk)); }
+
+  // Causal blocking: f(r0, rows) for row blocks [r0, r0+rows) covering [0, T), as compile-time
+  // constants, so a block's products only span the keys [0, r0+rows). At most 4 blocks (about 62%
+  // of the full T×T work), at least 16 rows each.
+  static constexpr std::size_t block_rows = S <= 64 ? 16 : (S / 4 + 15) / 16 * 16;
+  template <class F>
+  static constexpr void causal_blocks(F&& f) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (f(std::integral_constant<std::size_t, I * block_rows>{},
+         std::integral_constant<std::size_t, (I * block_rows + block_rows <= S ? block_rows : S - I * block_rows)>{}),
+       ...);
+    }(std::make_index_sequence<(S + block_rows - 1) / block_rows>{});
+  }
   static constexpr bool allowed(const padding_t<C>* pad, std::size_t b, std::size_t i, std::size_t j) {
     return j <= i && !(pad && (*pad)(b, j));
   }
@@ -57,11 +71,15 @@ struct attention {
       for (std::size_t h = 0; h < H; ++h) {
         T* P = save ? probs + (b * H + h) * S * S : probs;
         const std::size_t off = b * S * D + h * dk;
-        // S = Q_h K_hᵀ          Q_h, K_h: (T, d_k) with row stride D
-        kernels::gemm_nt<S, S, dk, D, D, S>(P, q.data() + off, k.data() + off);
-        for (std::size_t i = 0; i < S; ++i) softmax_row(P + i * S, sc, pad, b, i);
-        // O_h = P V_h           O_h, V_h: (T, d_k) with row stride D
-        kernels::gemm_nn<S, dk, S, S, D, D>(o.data() + off, P, v.data() + off);
+        // Causal: the rows [r0, r0+rows) of S, P only need the keys [0, r0+rows).
+        causal_blocks([&](auto r0_, auto rows_) {
+          constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
+          // S = Q_h K_hᵀ          Q_h, K_h: (T, d_k) with row stride D
+          kernels::gemm_nt<rows, keys, dk, D, D, S>(P + r0 * S, q.data() + off + r0 * D, k.data() + off);
+          for (std::size_t i = r0; i < r0 + rows; ++i) softmax_row(P + i * S, sc, pad, b, i);  // zeroes j > i
+          // O_h = P V_h           O_h, V_h: (T, d_k) with row stride D
+          kernels::gemm_nn<rows, dk, keys, S, D, D>(o.data() + off + r0 * D, P + r0 * S, v.data() + off);
+        });
       }
     kernels::gemm_nn<N, D, D>(y.data(), o.data(), p.wo.data(), bias_ptr(p.bo));
   }
@@ -146,17 +164,28 @@ struct attention {
       for (std::size_t h = 0; h < H; ++h) {
         const T* P = probs.data() + (b * H + h) * S * S;
         const std::size_t off = b * S * D + h * dk;
-        kernels::gemm_nt<S, S, dk, D, D, S>(dP.data(), dO.data() + off, v.data() + off);   // dP = dO_h V_hᵀ
-        kernels::gemm_tn<S, dk, S, S, D, D>(dv.data() + off, P, dO.data() + off);          // dV_h = Pᵀ dO_h
-        for (std::size_t i = 0; i < S; ++i) {
-          T* dpr = dP.data() + i * S;
-          const T* pr = P + i * S;
-          T dot{};
-          for (std::size_t j = 0; j <= i; ++j) dot += pr[j] * dpr[j];
-          for (std::size_t j = 0; j < S; ++j) dpr[j] = j <= i ? pr[j] * (dpr[j] - dot) * sc : T{};  // dS
-        }
-        kernels::gemm_nn<S, dk, S, S, D, D>(dq.data() + off, dP.data(), k.data() + off);   // dQ_h = dS K_h
-        kernels::gemm_tn<S, dk, S, S, D, D>(dkk.data() + off, dP.data(), q.data() + off);  // dK_h = dSᵀ Q_h
+        causal_blocks([&](auto r0_, auto rows_) {  // query rows [r0, r0+rows) see keys [0, r0+rows)
+          constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
+          kernels::gemm_nt<rows, keys, dk, D, D, S>(dP.data() + r0 * S, dO.data() + off + r0 * D,
+                                                    v.data() + off);  // dP = dO_h V_hᵀ
+          for (std::size_t i = r0; i < r0 + rows; ++i) {  // dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √d_k, 0 for j > i
+            T* dpr = dP.data() + i * S;
+            const T* pr = P + i * S;
+            T dot{};
+            for (std::size_t j = 0; j <= i; ++j) dot += pr[j] * dpr[j];
+            for (std::size_t j = 0; j <= i; ++j) dpr[j] = pr[j] * (dpr[j] - dot) * sc;
+            for (std::size_t j = i + 1; j < S; ++j) dpr[j] = T{};
+          }
+          kernels::gemm_nn<rows, dk, keys, S, D, D>(dq.data() + off + r0 * D, dP.data() + r0 * S,
+                                                    k.data() + off);  // dQ_h = dS K_h
+        });
+        causal_blocks([&](auto c0_, auto cols_) {  // keys [c0, c0+cols) are seen by queries [c0, T)
+          constexpr std::size_t c0 = c0_, cols = cols_, queries = S - c0;
+          kernels::gemm_tn<cols, dk, queries, S, D, D>(dv.data() + off + c0 * D, P + c0 * S + c0,
+                                                       dO.data() + off + c0 * D);  // dV_h = Pᵀ dO_h
+          kernels::gemm_tn<cols, dk, queries, S, D, D>(dkk.data() + off + c0 * D, dP.data() + c0 * S + c0,
+                                                       q.data() + off + c0 * D);   // dK_h = dSᵀ Q_h
+        });
       }
     if constexpr (use_rope) {
       rope<C, T>::backward(dq.data());
