@@ -48,7 +48,7 @@ struct tiny_result {
 template <sf::config C>
 constexpr tiny_result<C> tiny_inference() {
   sf::params<C> p{};
-  sf::init_params<C, float>(p, 42, 0.5);
+  sf::init_params(p, 42, 0.5);
   sf::inference_state<C> s{};
   sf::tokens_t<C> tok{};
   for (std::size_t t = 0; t < C.T; ++t) tok[t] = static_cast<std::int32_t>((3 * t + 1) % C.V);
@@ -79,7 +79,7 @@ void compare_with_runtime(const tiny_result<C>& ct) {
   static sf::params<C> p;
   static sf::inference_state<C> s;
   static sf::tokens_t<C> tok;
-  sf::init_params<C, float>(p, 42, 0.5);
+  sf::init_params(p, 42, 0.5);
   for (std::size_t t = 0; t < C.T; ++t) tok[t] = static_cast<std::int32_t>((3 * t + 1) % C.V);
   sf::infer(p, s, tok);
   for (std::size_t i = 0; i < C.T * C.V; ++i) EXPECT_NEAR(ct.logits[i], s.logits[i], 1e-5f * (1 + std::fabs(s.logits[i])));
@@ -98,7 +98,7 @@ void infer_equals_forward_and_no_heap() {
   static sf::tokens_t<C> tok;
   static sf::targets_t<C> tgt;
   static sf::padding_t<C> pad;
-  sf::init_params<C, float>(p, 7);
+  sf::init_params(p, 7);
   sf::splitmix64 r{11};
   for (std::size_t i = 0; i < tok.size; ++i) {
     tok[i] = static_cast<std::int32_t>(r.next() % C.V);
