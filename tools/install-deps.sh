@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what staticformer needs on Debian 12 (run as root or with sudo available).
-# Core: libboost-dev (Boost.Hana). Tests/examples/benchmarks: cmake, g++, libfmt-dev,
-# nlohmann-json3-dev, libgtest-dev, libbenchmark-dev, gnuplot-nox (training plot).
+# Core: libboost-dev (Boost.Hana). Tests/examples/benchmarks: cmake, g++, clang, libfmt-dev,
+# nlohmann-json3-dev, libgtest-dev, libbenchmark-dev, gnuplot-nox (training plot); ccache makes
+# repeated builds of tools/test.sh faster (used when present).
 # Optional cross tests: g++-aarch64-linux-gnu and qemu-user (NEON kernels under emulation).
 # PyTorch (python3-torch) is only needed to regenerate the golden files: pass --golden.
 set -euo pipefail
-pkgs=(cmake make g++ clang libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
+pkgs=(cmake make g++ clang ccache libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
       g++-aarch64-linux-gnu qemu-user)
 [[ "${1:-}" == "--golden" ]] && pkgs+=(python3-torch)
 missing=()

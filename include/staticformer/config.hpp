@@ -43,20 +43,42 @@ constexpr const char* to_string(activation_kind k) {
   return k == activation_kind::relu ? "relu" : k == activation_kind::gelu ? "gelu" : "gelu_tanh";
 }
 
+namespace detail {
+// The size checks take the sizes as template arguments, so that the compiler's
+// "in instantiation of" line names them: check_heads_divide_width<D = 64, H = 5>.
+template <std::size_t D, std::size_t H>
+constexpr bool check_heads_divide_width() {
+  static_assert(D % H == 0,
+                "sf::config: the head count H must divide the model width D exactly (d_k = D / H); "
+                "choose H among the divisors of D or change D");
+  return D % H == 0;
+}
+template <std::size_t D, std::size_t H, std::size_t dk>
+constexpr bool check_rope_head_dim_even() {
+  static_assert(dk % 2 == 0,
+                "sf::config: RoPE rotates pairs of a head's features, so d_k = D / H must be even; "
+                "change D or H, or use learned or sinusoidal positions");
+  return dk % 2 == 0;
+}
+template <std::size_t D>
+constexpr bool check_sinusoidal_width_even() {
+  static_assert(D % 2 == 0, "sf::config: sinusoidal positions pair (sin, cos) columns, so D must be even");
+  return D % 2 == 0;
+}
+}  // namespace detail
+
 // Compile-time validation of a configuration. Called from every public entry
 // point that takes a config, so a bad config fails with one readable message.
 template <config C>
 constexpr bool check_config() {
   static_assert(C.V > 0 && C.T > 0 && C.D > 0 && C.H > 0 && C.L > 0 && C.F > 0 && C.B > 0,
                 "sf::config: V, T, D, H, L, F and B must all be positive");
-  static_assert(C.D % C.H == 0,
-                "sf::config: the head count H must divide the model width D exactly (d_k = D / H); "
-                "choose H among the divisors of D or change D");
-  static_assert(C.position != position_kind::rope || (C.D / C.H) % 2 == 0,
-                "sf::config: RoPE rotates pairs of a head's features, so d_k = D / H must be even; "
-                "change D or H, or use learned or sinusoidal positions");
-  static_assert(C.position != position_kind::sinusoidal || C.D % 2 == 0,
-                "sf::config: sinusoidal positions pair (sin, cos) columns, so D must be even");
+  if constexpr (C.H > 0) {
+    detail::check_heads_divide_width<C.D, C.H>();
+    if constexpr (C.position == position_kind::rope && C.D % C.H == 0)
+      detail::check_rope_head_dim_even<C.D, C.H, C.D / C.H>();
+  }
+  if constexpr (C.position == position_kind::sinusoidal) detail::check_sinusoidal_width_even<C.D>();
   return true;
 }
 

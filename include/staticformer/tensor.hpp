@@ -16,6 +16,10 @@ namespace sf {
 
 inline constexpr std::size_t tensor_alignment = 64;  // one cache line, one AVX-512 vector
 
+namespace detail {
+template <class A, class B> constexpr void check_elementwise();  // defined below
+}
+
 template <class T, class... Axes>
 struct tensor {
   static_assert(sizeof...(Axes) >= 1, "sf::tensor: a tensor needs at least one axis");
@@ -75,6 +79,21 @@ struct tensor {
   }
   constexpr tensor& operator-=(const tensor& o) noexcept {
     for (std::size_t i = 0; i < size; ++i) data_[i] -= o.data_[i];
+    return *this;
+  }
+  // Any other tensor type is a compile error that names both shapes (rather than "no match").
+  template <class U, class... B>
+  constexpr tensor& operator+=(const tensor<U, B...>&) noexcept {
+    detail::check_elementwise<tensor, tensor<U, B...>>();
+    static_assert(!std::is_same_v<shape_type, sf::shape<B...>> || std::is_same_v<T, U>,
+                  "sf::tensor::operator+=: the element types differ; convert one tensor first");
+    return *this;
+  }
+  template <class U, class... B>
+  constexpr tensor& operator-=(const tensor<U, B...>&) noexcept {
+    detail::check_elementwise<tensor, tensor<U, B...>>();
+    static_assert(!std::is_same_v<shape_type, sf::shape<B...>> || std::is_same_v<T, U>,
+                  "sf::tensor::operator-=: the element types differ; convert one tensor first");
     return *this;
   }
   constexpr tensor& operator*=(T s) noexcept {

@@ -8,43 +8,390 @@
 // naive reference runs (gemm_ref.hpp); at run time the register-blocked SIMD
 // kernel for the chosen backend does. `*_with<Backend>` picks a backend
 // explicitly (tests use it to check every backend against the reference).
+//
+// How the run-time kernels work (one code path, written once against sf::simd):
+//
+//   * C is cut into register tiles of MR rows × NV vectors (NV·W columns). A tile's
+//     MR·NV accumulators stay in registers for a whole block of K: per k, NV vectors
+//     of a row of B are loaded, each of the MR values a(i,k) is broadcast, and MR·NV
+//     FMAs update the tile (AVX-512: 6 rows × 4 vectors = 6 × 64 floats, 24
+//     accumulators; AVX2: 6 × 2 vectors; NEON: 6 × 4). The loops over i and j are
+//     unrolled at compile time (index_sequence folds); the loop over k is a plain loop.
+//   * The tile shape (MR, NV, partial last vector or not, A transposed or not) is a
+//     template argument; strides, the K extent and the lane count of a partial last
+//     vector are run-time arguments. So one tile function serves every matrix shape
+//     in a program that needs that tile, and a test that instantiates a hundred
+//     shapes compiles a few dozen tiles, not thousands.
+//   * Remainders: the last column panel has fewer vectors and a masked last vector,
+//     the last M % MR rows go through tiles of 4, 2 and 1 rows, the last K block is
+//     shorter. Any size works, any row strides (e.g. a head's columns inside a (T, D)
+//     activation: lda = D, K = d_k).
+//   * nn and tn read A in place (nn: a(i,k) = A[i·lda + k], tn: a(i,k) = A[k·lda + i]).
+//     B is read in place when its rows are contiguous along N (nn, tn); for nt the
+//     slice of B a column panel needs (KC × NV·W) is transposed once (W×W register
+//     transposes) into a thread_local buffer of compile-time size and reused by all
+//     row tiles. For large nn/tn products whose B row stride is a multiple of 256 B
+//     the slice is copied the same way, which avoids L1 set conflicts; for large tn
+//     products with such an A, blocks of A are copied with a padded row stride too.
+//   * Blocking: column panel (outer) → K block of KC rows → row tiles (inner), so
+//     the KC × NV·W slice of B stays in L1 while the row tiles stream A from L2.
+//
+// No heap, nothing big on the stack. The only storage beyond registers is two packing
+// buffers (static, thread_local, sizes fixed at compile time: 16 KiB + 28 KiB for AVX-512).
+// C must not overlap A, B or bias.
 #pragma once
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "staticformer/kernels/gemm_ref.hpp"
 #include "staticformer/simd.hpp"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SF_KERNEL_INLINE inline __attribute__((always_inline))
+#define SF_KERNEL_NOINLINE __attribute__((noinline))
+#define SF_LAMBDA_INLINE __attribute__((always_inline))  // after a lambda's parameter list
+#define SF_RESTRICT __restrict__
+#else
+#define SF_KERNEL_INLINE inline
+#define SF_KERNEL_NOINLINE
+#define SF_LAMBDA_INLINE
+#define SF_RESTRICT
+#endif
 
 namespace sf::kernels {
 
 namespace detail {
 template <class Backend, class T>
 inline constexpr bool backend_fits = std::is_same_v<typename Backend::value_type, T>;
+
+// Row strides must not make rows overlap: a row stride is at least the row's length (unless
+// there is only one row).
+template <std::size_t rows, std::size_t cols, std::size_t ld>
+inline constexpr bool stride_ok = rows <= 1 || ld >= cols;
+
+template <std::size_t I> using index = std::integral_constant<std::size_t, I>;
+
+// f(index<0>{}), f(index<1>{}), ..., f(index<N-1>{}) — a loop unrolled at compile time.
+// Lambdas passed here are SF_LAMBDA_INLINE: a tile must never become calls (GCC otherwise
+// outlines some of them and the accumulators go through memory).
+template <class F, std::size_t... I>
+SF_KERNEL_INLINE constexpr void unroll_seq(F& f, std::index_sequence<I...>) {
+  (f(index<I>{}), ...);
+}
+template <std::size_t N, class F>
+SF_KERNEL_INLINE constexpr void unroll(F&& f) {
+  unroll_seq(f, std::make_index_sequence<N>{});
 }
 
+constexpr std::size_t min_(std::size_t a, std::size_t b) { return a < b ? a : b; }
+
+// Register tile for backend V and a C with N columns.
+template <class V, std::size_t N>
+struct tiling {
+  static constexpr std::size_t W = V::width;
+  static constexpr std::size_t nvec = (N + W - 1) / W;               // vectors per row of C
+  static constexpr std::size_t nv_max = V::registers >= 32 ? 4 : 2;
+  static constexpr std::size_t NV = min_(nvec, nv_max);              // vectors per tile row
+  static constexpr std::size_t NR = NV * W;                          // tile columns
+  // The accumulators take what the NV row vectors of B and one broadcast leave,
+  // capped at 12 rows (12 row pointers of A already fill most general registers).
+  // Fewer rows (M < MR, or the last M % MR) go through tiles of 4, 2 and 1 rows.
+  static constexpr std::size_t mr_regs = (V::registers - NV - 2) / NV;
+  static constexpr std::size_t MR = min_(mr_regs, 12);               // tile rows
+};
+
+// Rows of B per K block: the KC × NR slice of B (and the packing buffer) stays in L1.
+inline constexpr std::size_t pack_kc = 64;
+template <class V> inline constexpr std::size_t max_tile_cols = (V::registers >= 32 ? 4 : 2) * V::width;
+
+// ---------------------------------------------------------------- the register tile
+// C[i, j] (=|+=) Σ_{k<kc} a(i,k) · B[k, j]  (+ bias[j])      i < MR, j < cols = (NV-1)·W + (Partial ? nl : W)
+//   C: (MR, cols) row stride ldc
+//   A: ATrans = false: a(i,k) = A[i·lda + k]   A: (MR, kc) row stride lda   (nn, nt)
+//      ATrans = true:  a(i,k) = A[k·lda + i]   A: (kc, MR) row stride lda   (tn)
+//   B: (kc, cols) row stride ldb   — the matrix itself or a packed panel
+//   bias: (cols) or nullptr
+//   load_c: start from C (accumulate, or a later K block); otherwise from 0.
+//
+// Naive reference of the same tile:
+//   for i < MR, j < cols: s = (load_c ? C[i,j] : 0) + (bias ? bias[j] : 0);
+//                         for k < kc: s += a(i,k) * B[k,j];  C[i,j] = s;
+//
+// The tile is written with pack expansions over I = i·NV + j (and over i, j alone) rather
+// than nested lambdas, so a tile is one function for the compiler to optimise, not MR·NV.
+template <class V, std::size_t MR, std::size_t NV, bool Partial, bool ATrans, class T, std::size_t... I,
+          std::size_t... J, std::size_t... R>
+SF_KERNEL_INLINE void tile_body(std::index_sequence<I...>, std::index_sequence<J...>, std::index_sequence<R...>,
+                                T* SF_RESTRICT C, std::size_t ldc, const T* SF_RESTRICT A, std::size_t lda,
+                                const T* SF_RESTRICT B, std::size_t ldb, std::size_t kc, std::size_t nl, bool load_c,
+                                const T* SF_RESTRICT bias) {
+  using reg = typename V::reg;
+  constexpr std::size_t W = V::width;
+  // vector j of a row starting at p; the last one has nl lanes when Partial
+  auto ld = [nl](const T* p, std::size_t j) SF_LAMBDA_INLINE {
+    return Partial && j + 1 == NV ? V::load_partial(p + j * W, nl) : V::load(p + j * W);
+  };
+  reg acc[MR * NV];  // acc[i·NV + j]: C[i, jW:jW+W]
+  if (load_c) ((acc[I] = ld(C + (I / NV) * ldc, I % NV)), ...);
+  else ((acc[I] = V::zero()), ...);
+  if (bias) {  // acc[i·NV + j] += bias[jW:jW+W]
+    const reg bv[NV] = {ld(bias, J)...};
+    ((acc[I] = V::add(acc[I], bv[I % NV])), ...);
+  }
+  const T* const arow[MR] = {(ATrans ? A + R : A + R * lda)...};  // a(i,k) = arow[i][k·(ATrans ? lda : 1)]
+  const std::size_t astep = ATrans ? lda : 1;
+  for (std::size_t k = 0; k < kc; ++k) {  // acc[i·NV + j] += a(i,k) · B[k, jW:jW+W]
+    const reg b[NV] = {ld(B + k * ldb, J)...};
+    ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
+  }
+  ((I % NV + 1 == NV && Partial ? V::store_partial(C + (I / NV) * ldc + (I % NV) * W, acc[I], nl)
+                                : V::store(C + (I / NV) * ldc + (I % NV) * W, acc[I])),
+   ...);  // C[i, jW:jW+W] = acc[i·NV + j]
+}
+template <class V, std::size_t MR, std::size_t NV, bool Partial, bool ATrans, class T>
+SF_KERNEL_NOINLINE void tile(T* SF_RESTRICT C, std::size_t ldc, const T* SF_RESTRICT A, std::size_t lda,
+                             const T* SF_RESTRICT B, std::size_t ldb, std::size_t kc, std::size_t nl, bool load_c,
+                             const T* SF_RESTRICT bias) {
+  tile_body<V, MR, NV, Partial, ATrans>(std::make_index_sequence<MR * NV>{}, std::make_index_sequence<NV>{},
+                                        std::make_index_sequence<MR>{}, C, ldc, A, lda, B, ldb, kc, nl, load_c, bias);
+}
+
+// ---------------------------------------------------------------- packing B
+// Transposed (gemm_nt):  P[k, j] = B[j, k]   for j < nc, k < kb;  P[k, j] = 0 for nc <= j < ⌈nc/W⌉·W
+//   B: (nc, kb) row stride ldb    P: (kb, ldp) row stride ldp, ldp >= ⌈nc/W⌉·W, a multiple of W
+// Naive reference: for k < kb, j < ⌈nc/W⌉·W: P[k*ldp + j] = j < nc ? B[j*ldb + k] : 0;
+template <class V, class T>
+SF_KERNEL_NOINLINE void pack_transposed(T* SF_RESTRICT P, std::size_t ldp, const T* SF_RESTRICT B, std::size_t ldb,
+                                        std::size_t nc, std::size_t kb) {
+  using reg = typename V::reg;
+  constexpr std::size_t W = V::width;
+  for (std::size_t j0 = 0; j0 < nc; j0 += W) {  // W rows of B → W columns of P
+    const std::size_t rows = min_(W, nc - j0);
+    for (std::size_t k0 = 0; k0 < kb; k0 += W) {  // W columns of B → W rows of P, by one W×W transpose
+      const std::size_t kn = min_(W, kb - k0);
+      const T* b = B + j0 * ldb + k0;
+      reg r[W];
+      if (rows == W && kn == W) {
+        unroll<W>([&](auto t) SF_LAMBDA_INLINE { r[t] = V::load(b + t * ldb); });
+      } else {
+        unroll<W>([&](auto t) SF_LAMBDA_INLINE { r[t] = t < rows ? V::load_partial(b + t * ldb, kn) : V::zero(); });
+      }
+      V::transpose(r);
+      T* p = P + k0 * ldp + j0;
+      if (kn == W) {
+        unroll<W>([&](auto t) SF_LAMBDA_INLINE { V::store(p + t * ldp, r[t]); });
+      } else {
+        unroll<W>([&](auto t) SF_LAMBDA_INLINE {
+          if (t < kn) V::store(p + t * ldp, r[t]);
+        });
+      }
+    }
+  }
+}
+// Copied (large gemm_nn / gemm_tn):  P[k, j] = B[k, j]   for j < nc, k < kb;  0 for nc <= j < ⌈nc/W⌉·W
+//   B: (kb, nc) row stride ldb    P: (kb, ldp) row stride ldp
+// Naive reference: for k < kb, j < ⌈nc/W⌉·W: P[k*ldp + j] = j < nc ? B[k*ldb + j] : 0;
+template <class V, class T>
+SF_KERNEL_NOINLINE void pack_copy(T* SF_RESTRICT P, std::size_t ldp, const T* SF_RESTRICT B, std::size_t ldb,
+                                  std::size_t nc, std::size_t kb) {
+  constexpr std::size_t W = V::width;
+  for (std::size_t k = 0; k < kb; ++k) {
+    std::size_t j = 0;
+    for (; j + W <= nc; j += W) V::store(P + k * ldp + j, V::load(B + k * ldb + j));
+    if (j < nc) V::store(P + k * ldp + j, V::load_partial(B + k * ldb + j, nc - j));
+  }
+}
+
+// The packing buffers: one per thread, compile-time size, never on the heap or the stack.
+// B slices: pack_kc × the widest tile (16 KiB for AVX-512).
+template <class V, class T>
+inline T* pack_buffer() {
+  alignas(64) static thread_local T buf[pack_kc * max_tile_cols<V>];
+  return buf;
+}
+// A blocks of gemm_tn: pack_kc rows × a_chunk<V> columns, row stride padded by one vector
+// (28 KiB for AVX-512).
+template <class V> inline constexpr std::size_t a_chunk = 16 * tiling<V, max_tile_cols<V>>::MR;
+template <class V> inline constexpr std::size_t a_chunk_ld = a_chunk<V> + V::width;
+template <class V, class T>
+inline T* a_buffer() {
+  alignas(64) static thread_local T buf[pack_kc * a_chunk_ld<V>];
+  return buf;
+}
+
+// ---------------------------------------------------------------- the blocked driver
+// How B is read:
+enum class b_layout {
+  rows,         // b(k,n) = B[k·ldb + n]   B: (K,N) row stride ldb, read where it is
+  rows_copied,  // b(k,n) = B[k·ldb + n]   B: (K,N) row stride ldb, copied per (panel, K block)
+  cols,         // b(k,n) = B[n·ldb + k]   B: (N,K) row stride ldb, transposed per (panel, K block)
+};
+
+// Copy a (K,N) B when the product is big enough to amortise the copy and B's row
+// stride is a multiple of 256 bytes: then the rows of a KC × NR slice fall into a
+// few L1 sets and evict each other.
+template <class V, std::size_t M, std::size_t N, std::size_t K, std::size_t ldb, class T>
+inline constexpr b_layout rows_layout =
+    (V::width > 1 && M >= 96 && K > pack_kc / 2 && N > tiling<V, N>::NR && (ldb * sizeof(T)) % 256 == 0)
+        ? b_layout::rows_copied
+        : b_layout::rows;
+
+// One column panel of C, all K blocks, all row tiles:
+//   C[:, 0:nc] (=|+=) Σ_k a(m,k) · b(k,n) (+ bias[n])   m < M, n < nc = (NVp-1)·W + (Partial ? nl : W)
+//   C: (M, nc) row stride ldc (already offset to the panel's first column)
+//   A: ATrans = false: a(m,k) = A[m·lda + k]  (M,K);  ATrans = true: a(m,k) = A[k·lda + m]  (K,M)
+//   B: BCols = false: b(k,n) = B[k·ldb + n]  (K, nc), copied per K block when copy_b
+//      BCols = true:  b(k,n) = B[n·ldb + k]  (nc, K), always transposed per K block
+//   bias: (nc) or nullptr      acc: C += ... instead of C = ...
+// M, K and the strides are run-time values, and the M % MR remainder rows go through tiles
+// of 4, 2 and 1 rows: a panel depends only on the tile (MR × NVp, partial or not), so
+// every shape of a program that tiles alike shares it, which keeps compile times down.
+// Naive reference: for m < M, n < nc: s = bias[n] + Σ_k a(m,k)·b(k,n); C[m,n] = acc ? C[m,n] + s : s;
+template <class V, std::size_t MR, std::size_t NVp, bool Partial, bool ATrans, bool BCols, class T>
+SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
+                              std::size_t M, std::size_t K, std::size_t nc, bool acc, const T* bias, bool copy_b) {
+  constexpr std::size_t W = V::width;
+  const std::size_t nl = nc - (NVp - 1) * W;  // lanes of the last vector
+  T* const pack = BCols || copy_b ? pack_buffer<V, T>() : nullptr;
+  for (std::size_t k0 = 0; k0 < K; k0 += pack_kc) {  // K blocks of pack_kc rows of B
+    const std::size_t kb = min_(pack_kc, K - k0);
+    const T* Bk = B + k0 * ldb;
+    std::size_t ldbk = ldb;
+    if constexpr (BCols) {
+      pack_transposed<V>(pack, NVp * W, B + k0, ldb, nc, kb);
+      Bk = pack, ldbk = NVp * W;
+    } else if (copy_b) {
+      pack_copy<V>(pack, NVp * W, Bk, ldb, nc, kb);
+      Bk = pack, ldbk = NVp * W;
+    }
+    const bool load_c = acc || k0 > 0;
+    const T* bk = k0 == 0 ? bias : nullptr;
+    const T* Ak = ATrans ? A + k0 * lda : A + k0;
+    // row tiles: C[m0:m0+R, :] (=|+=) a[m0:m0+R, k0:k0+kb] · b[k0:k0+kb, :]
+    std::size_t m0 = 0;
+    auto rows = [&]<std::size_t R>() SF_LAMBDA_INLINE {
+      tile<V, R, NVp, Partial, ATrans>(C + m0 * ldc, ldc, Ak + (ATrans ? m0 : m0 * lda), lda, Bk, ldbk, kb, nl, load_c,
+                                       bk);
+      m0 += R;
+    };
+    while (m0 + MR <= M) rows.template operator()<MR>();
+    if constexpr (MR > 4) while (m0 + 4 <= M) rows.template operator()<4>();
+    if constexpr (MR > 2) if (m0 + 2 <= M) rows.template operator()<2>();
+    if constexpr (MR > 1) if (m0 + 1 <= M) rows.template operator()<1>();
+  }
+}
+
+// Copy gemm_tn's A (K,M) block by block when it is large and its row stride is a multiple of
+// 256 bytes: a tile reads MR consecutive elements from each of KC rows of A, and with such a
+// stride those rows fall into a few L1 sets; the copy's stride is one vector longer.
+template <class V, std::size_t M, std::size_t K, std::size_t lda, class T>
+inline constexpr bool copy_a = V::width > 1 && M >= 96 && K > pack_kc / 2 && (lda * sizeof(T)) % 256 == 0;
+
+// C (M,N) (=|+=) Σ_k a(m,k) · b(k,n) (+ bias[n]) — column panels of NV vectors, then (NVr > 0)
+// one of NVr vectors whose last one is partial when PartialR.
+//   C: (M,N) row stride ldc;  A, B, bias, acc, copy_b: as for panel, over all N columns
+// Run-time M, N, K: shared by all shapes that tile alike.
+template <class V, std::size_t MR, std::size_t NV, std::size_t NVr, bool PartialR, bool ATrans, bool BCols, class T>
+SF_KERNEL_NOINLINE void gemm_tiled(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
+                                   std::size_t M, std::size_t N, std::size_t K, bool acc, const T* bias, bool copy_b) {
+  constexpr std::size_t NR = NV * V::width;
+  std::size_t n0 = 0;
+  for (; n0 + NR <= N; n0 += NR)  // C[:, n0:n0+NR]
+    panel<V, MR, NV, false, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, NR, acc,
+                                           bias ? bias + n0 : nullptr, copy_b);
+  if constexpr (NVr != 0)  // C[:, n0:N]
+    panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, N - n0,
+                                               acc, bias ? bias + n0 : nullptr, copy_b);
+}
+
+// The tiling of a compile-time (M,N,K) product, then gemm_tiled — directly, or (CopyA, gemm_tn)
+// per block of pack_kc rows × a_chunk columns of A copied to a_buffer:
+//   C[m0:m0+mc, :] (=|+=) A[k0:k0+kb, m0:m0+mc]ᵀ · B[k0:k0+kb, :]   for every (k0, m0)
+template <class V, std::size_t M, std::size_t N, std::size_t K, bool ATrans, b_layout BL, bool CopyA, class T>
+SF_KERNEL_INLINE void gemm_blocked(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
+                                   bool acc, const T* bias) {
+  using P = tiling<V, N>;
+  constexpr std::size_t W = V::width, rem = N % P::NR;  // last panel: ⌈rem/W⌉ vectors, partial unless rem % W == 0
+  constexpr auto run = gemm_tiled<V, P::MR, P::NV, (rem + W - 1) / W, rem % W != 0, ATrans, BL == b_layout::cols, T>;
+  constexpr bool copy_b = BL == b_layout::rows_copied;
+  if constexpr (CopyA) {
+    static_assert(ATrans && BL != b_layout::cols, "sf::kernels: the A copy is for gemm_tn");
+    T* const ap = a_buffer<V, T>();
+    for (std::size_t k0 = 0; k0 < K; k0 += pack_kc) {  // K blocks: C (=|+=) ... + A[k0:k0+kb, :]ᵀ · B[k0:k0+kb, :]
+      const std::size_t kb = min_(pack_kc, K - k0);
+      for (std::size_t m0 = 0; m0 < M; m0 += a_chunk<V>) {  // row chunks: C[m0:m0+mc, :]
+        const std::size_t mc = min_(a_chunk<V>, M - m0);
+        pack_copy<V>(ap, a_chunk_ld<V>, A + k0 * lda + m0, lda, mc, kb);  // ap[k, i] = A[k0 + k, m0 + i]
+        run(C + m0 * ldc, ldc, ap, a_chunk_ld<V>, B + k0 * ldb, ldb, mc, N, kb, acc || k0 > 0,
+            k0 == 0 ? bias : nullptr, copy_b);
+      }
+    }
+  } else {
+    run(C, ldc, A, lda, B, ldb, M, N, K, acc, bias, copy_b);
+  }
+}
+}  // namespace detail
+
+// C (M,N) (=|+=) A (M,K) · B (K,N) (+ bias (N)) with backend V.
+//   C: (M,N) row stride ldc   A: (M,K) row stride lda   B: (K,N) row stride ldb   bias: (N) or nullptr
+// Naive reference: ref::gemm_nn (for m, n: s = bias[n]; for k: s += A[m,k]·B[k,n]; C[m,n] (=|+=) s)
 template <class Backend, std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb,
           std::size_t ldc, bool Acc, class T>
 void gemm_nn_with(T* C, const T* A, const T* B, const T* bias) {
   static_assert(detail::backend_fits<Backend, T>, "sf::kernels::gemm_nn_with: backend element type differs from T");
-  ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
+  static_assert(detail::stride_ok<M, K, lda> && detail::stride_ok<K, N, ldb> && detail::stride_ok<M, N, ldc>,
+                "sf::kernels::gemm_nn: a row stride is shorter than its row (A (M,K) needs lda >= K, B (K,N) "
+                "ldb >= N, C (M,N) ldc >= N)");
+  if constexpr (M == 0 || N == 0 || K == 0) {
+    ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
+  } else {
+    constexpr auto BL = detail::rows_layout<Backend, M, N, K, ldb, T>;
+    detail::gemm_blocked<Backend, M, N, K, false, BL, false>(C, ldc, A, lda, B, ldb, Acc, bias);
+  }
 }
+// C (M,N) (=|+=) A (M,K) · B (N,K)ᵀ with backend V.
+//   C: (M,N) row stride ldc   A: (M,K) row stride lda   B: (N,K) row stride ldb
+// Naive reference: ref::gemm_nt (for m, n: s = Σ_k A[m,k]·B[n,k]; C[m,n] (=|+=) s)
 template <class Backend, std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb,
           std::size_t ldc, bool Acc, class T>
 void gemm_nt_with(T* C, const T* A, const T* B) {
   static_assert(detail::backend_fits<Backend, T>, "sf::kernels::gemm_nt_with: backend element type differs from T");
-  ref::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
+  static_assert(detail::stride_ok<M, K, lda> && detail::stride_ok<N, K, ldb> && detail::stride_ok<M, N, ldc>,
+                "sf::kernels::gemm_nt: a row stride is shorter than its row (A (M,K) needs lda >= K, B (N,K) "
+                "ldb >= K, C (M,N) ldc >= N)");
+  if constexpr (M == 0 || N == 0 || K == 0)
+    ref::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
+  else
+    detail::gemm_blocked<Backend, M, N, K, false, detail::b_layout::cols, false>(C, ldc, A, lda, B, ldb, Acc,
+                                                                          static_cast<const T*>(nullptr));
 }
+// C (M,N) (=|+=) A (K,M)ᵀ · B (K,N) with backend V.
+//   C: (M,N) row stride ldc   A: (K,M) row stride lda   B: (K,N) row stride ldb
+// Naive reference: ref::gemm_tn (for m, n: s = Σ_k A[k,m]·B[k,n]; C[m,n] (=|+=) s)
 template <class Backend, std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb,
           std::size_t ldc, bool Acc, class T>
 void gemm_tn_with(T* C, const T* A, const T* B) {
   static_assert(detail::backend_fits<Backend, T>, "sf::kernels::gemm_tn_with: backend element type differs from T");
-  ref::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
+  static_assert(detail::stride_ok<K, M, lda> && detail::stride_ok<K, N, ldb> && detail::stride_ok<M, N, ldc>,
+                "sf::kernels::gemm_tn: a row stride is shorter than its row (A (K,M) needs lda >= M, B (K,N) "
+                "ldb >= N, C (M,N) ldc >= N)");
+  if constexpr (M == 0 || N == 0 || K == 0) {
+    ref::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
+  } else {
+    constexpr auto BL = detail::rows_layout<Backend, M, N, K, ldb, T>;
+    constexpr bool CA = detail::copy_a<Backend, M, K, lda, T>;
+    detail::gemm_blocked<Backend, M, N, K, true, BL, CA>(C, ldc, A, lda, B, ldb, Acc, static_cast<const T*>(nullptr));
+  }
 }
 
 // C (M,N) (=|+=) A (M,K) · B (K,N) (+ bias (N))
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = K, std::size_t ldb = N,
           std::size_t ldc = N, bool Acc = false, class T>
 constexpr void gemm_nn(T* C, const T* A, const T* B, const T* bias = nullptr) {
+  static_assert(detail::stride_ok<M, K, lda> && detail::stride_ok<K, N, ldb> && detail::stride_ok<M, N, ldc>,
+                "sf::kernels::gemm_nn: a row stride is shorter than its row (A (M,K) needs lda >= K, B (K,N) "
+                "ldb >= N, C (M,N) ldc >= N)");
   if (std::is_constant_evaluated()) ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
   else gemm_nn_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
 }
@@ -52,6 +399,9 @@ constexpr void gemm_nn(T* C, const T* A, const T* B, const T* bias = nullptr) {
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = K, std::size_t ldb = K,
           std::size_t ldc = N, bool Acc = false, class T>
 constexpr void gemm_nt(T* C, const T* A, const T* B) {
+  static_assert(detail::stride_ok<M, K, lda> && detail::stride_ok<N, K, ldb> && detail::stride_ok<M, N, ldc>,
+                "sf::kernels::gemm_nt: a row stride is shorter than its row (A (M,K) needs lda >= K, B (N,K) "
+                "ldb >= K, C (M,N) ldc >= N)");
   if (std::is_constant_evaluated()) ref::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
   else gemm_nt_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B);
 }
@@ -59,6 +409,9 @@ constexpr void gemm_nt(T* C, const T* A, const T* B) {
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = M, std::size_t ldb = N,
           std::size_t ldc = N, bool Acc = false, class T>
 constexpr void gemm_tn(T* C, const T* A, const T* B) {
+  static_assert(detail::stride_ok<K, M, lda> && detail::stride_ok<K, N, ldb> && detail::stride_ok<M, N, ldc>,
+                "sf::kernels::gemm_tn: a row stride is shorter than its row (A (K,M) needs lda >= M, B (K,N) "
+                "ldb >= N, C (M,N) ldc >= N)");
   if (std::is_constant_evaluated()) ref::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
   else gemm_tn_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B);
 }

@@ -1,0 +1,232 @@
+// sf_bench_kernels — GFLOP/s of gemm_nn / gemm_nt / gemm_tn on cubes and model shapes, as a
+// percentage of the core's peak FMA throughput measured in the same run.
+//
+//   build-kernels/benchmark/sf_bench_kernels --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// peak_fma/<backend> runs first: 24 independent FMA chains on registers (2 FMA units ×
+// 4-cycle latency × 3), nothing from memory. Every later benchmark reports
+//   GFLOPs        2·M·N·K per iteration over its own CPU time (Google Benchmark's rate counter)
+//   pct_peak      its GFLOP/s over the highest peak_fma GFLOP/s seen so far in this run, ×100
+//   pct_peak_now  its GFLOP/s over the peak measured right after it (10 ms of the same chains)
+// Single thread, data in static buffers (warm caches: the same operands every iteration).
+// With Eigen (find_package(Eigen3) found at configure time) the same products through
+// Eigen::Map for comparison.
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "staticformer/kernels/gemm.hpp"
+#include "staticformer/kernels/vmath.hpp"
+#include "staticformer/simd.hpp"
+
+#if defined(SF_BENCH_HAVE_EIGEN)
+#include <Eigen/Core>
+#endif
+
+namespace {
+using V = sf::simd::native<float>;
+// Thread CPU time, the clock Google Benchmark's rate counters use too, so GFLOPs and pct_peak agree
+// and other processes sharing the core do not count against the kernel.
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double g_peak_gflops = 0;  // the best peak_fma measurement of this run
+
+// ---------------------------------------------------------------- peak FMA throughput
+// An empty asm that "modifies" a register value: the compiler can neither hoist nor fold across
+// it. (benchmark::DoNotOptimize has a memory clobber, which would push every chain to memory.)
+template <class R>
+inline void opaque(R& r) {
+#if defined(__x86_64__)
+  asm volatile("" : "+v"(r));
+#elif defined(__aarch64__)
+  asm volatile("" : "+w"(r));
+#else
+  benchmark::DoNotOptimize(r);
+#endif
+}
+template <std::size_t... I>
+__attribute__((noinline)) void fma_chains(typename V::reg* state, long n, std::index_sequence<I...>) {
+  typename V::reg a[sizeof...(I)] = {state[I]...};
+  typename V::reg x = V::set1(0.999f), y = V::set1(1e-4f);  // a ← a·x + y: converges to 0.1, no denormals
+  for (long r = 0; r < n; ++r) {
+    ((a[I] = V::fmadd(a[I], x, y)), ...);
+    opaque(x);
+  }
+  ((state[I] = a[I]), ...);
+}
+constexpr std::size_t chains = 24;  // 2 × 12
+constexpr long chain_steps = 4096;
+
+void peak_fma(benchmark::State& state) {
+  alignas(64) static typename V::reg st[chains];
+  for (auto& r : st) r = V::set1(0.5f);
+  const double flops = 2.0 * chains * V::width * chain_steps;
+  const double t0 = cpu_seconds();
+  for (auto _ : state) {
+    fma_chains(st, chain_steps, std::make_index_sequence<chains>{});
+    benchmark::ClobberMemory();
+  }
+  const double gflops = flops * static_cast<double>(state.iterations()) / (cpu_seconds() - t0) * 1e-9;
+  if (gflops > g_peak_gflops) g_peak_gflops = gflops;
+  state.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["pct_peak"] = 100.0;
+  state.SetLabel(V::name);
+}
+
+// ---------------------------------------------------------------- products
+enum class op { nn, nt, tn, nn_bias };
+constexpr std::size_t cap = 256 * 256;
+alignas(64) float A_[cap], B_[cap], C_[cap], bias_[256];
+
+void fill() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  std::uint32_t s = 12345;
+  auto rnd = [&s] { s = s * 1664525u + 1013904223u; return static_cast<float>(s >> 8) / 8388608.0f - 1.0f; };
+  for (auto& x : A_) x = rnd();
+  for (auto& x : B_) x = rnd();
+  for (auto& x : C_) x = rnd();
+  for (auto& x : bias_) x = rnd();
+}
+
+// The peak FMA rate right now: the peak_fma chains for about 10 ms of CPU time.
+double peak_now() {
+  alignas(64) static typename V::reg st[chains];
+  for (auto& r : st) r = V::set1(0.5f);
+  const double t0 = cpu_seconds();
+  long steps = 0;
+  do {
+    fma_chains(st, chain_steps, std::make_index_sequence<chains>{});
+    steps += chain_steps;
+  } while (cpu_seconds() - t0 < 0.01);
+  return 2.0 * chains * V::width * static_cast<double>(steps) / (cpu_seconds() - t0) * 1e-9;
+}
+
+// Counters of a product benchmark: GFLOPs; pct_peak against the best peak_fma of the run;
+// pct_peak_now against the peak measured right after this repetition (the clock of a shared
+// machine drifts, and this ratio is the one least affected by it).
+void report(benchmark::State& state, double flops_per_iter, double t0) {
+  const double gflops = flops_per_iter * static_cast<double>(state.iterations()) / (cpu_seconds() - t0) * 1e-9;
+  state.counters["GFLOPs"] = benchmark::Counter(flops_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["pct_peak"] = g_peak_gflops > 0 ? 100.0 * gflops / g_peak_gflops : 0.0;
+  state.counters["pct_peak_now"] = 100.0 * gflops / peak_now();
+}
+
+// C (M,N) (=|+=) op(A)·op(B) with the library's public entry points (native backend).
+//   nn: A (M,K) lda, B (K,N) ldb;  nt: A (M,K) lda, B (N,K) ldb;  tn: A (K,M) lda, B (K,N) ldb;  C (M,N) ldc
+template <op O, std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb, std::size_t ldc,
+          bool Acc = false>
+void gemm(benchmark::State& state) {
+  fill();
+  const double t0 = cpu_seconds();
+  for (auto _ : state) {
+    if constexpr (O == op::nn) sf::kernels::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+    else if constexpr (O == op::nn_bias) sf::kernels::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_, bias_);
+    else if constexpr (O == op::nt) sf::kernels::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+    else sf::kernels::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+    benchmark::DoNotOptimize(C_);
+    benchmark::ClobberMemory();
+  }
+  report(state, 2.0 * M * N * K, t0);
+}
+
+#if defined(SF_BENCH_HAVE_EIGEN)
+// The same products with Eigen (row-major maps over the same buffers, noalias, single thread).
+template <op O, std::size_t M, std::size_t N, std::size_t K>
+void eigen_gemm(benchmark::State& state) {
+  fill();
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using CMap = Eigen::Map<const Mat>;
+  Eigen::Map<Mat> C(C_, M, N);
+  const CMap A(A_, O == op::tn ? K : M, O == op::tn ? M : K), B(B_, O == op::nt ? N : K, O == op::nt ? K : N);
+  const double t0 = cpu_seconds();
+  for (auto _ : state) {
+    if constexpr (O == op::nn) C.noalias() = A * B;
+    else if constexpr (O == op::nt) C.noalias() = A * B.transpose();
+    else C.noalias() = A.transpose() * B;
+    benchmark::DoNotOptimize(C_);
+    benchmark::ClobberMemory();
+  }
+  report(state, 2.0 * M * N * K, t0);
+}
+#endif
+
+// Softmax and GELU rows (elements per second).
+template <std::size_t N>
+void softmax_rows(benchmark::State& state) {  // 64 rows of N
+  fill();
+  for (auto _ : state) {
+    for (std::size_t r = 0; r < 64; ++r) sf::simd::softmax_row<N>(C_ + r * N);
+    benchmark::ClobberMemory();
+    for (std::size_t i = 0; i < 64 * N; ++i) C_[i] = A_[i];  // fresh scores (counted in the time)
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 64 * N);
+}
+template <std::size_t N>
+void gelu_tanh_rows(benchmark::State& state) {  // 64 rows of N
+  fill();
+  for (auto _ : state) {
+    for (std::size_t r = 0; r < 64; ++r) sf::simd::gelu_tanh_row<N>(C_ + r * N, A_ + r * N);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 64 * N);
+}
+
+template <op O, std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb, std::size_t ldc,
+          bool Acc = false>
+void add(const std::string& name) {
+  benchmark::RegisterBenchmark(name.c_str(), gemm<O, M, N, K, lda, ldb, ldc, Acc>);
+}
+template <op O, std::size_t M, std::size_t N, std::size_t K>
+void add_cube(const char* opname) {
+  constexpr std::size_t lda = O == op::tn ? M : K, ldb = O == op::nt ? K : N;
+  add<O, M, N, K, lda, ldb, N>(std::string("gemm_") + opname + "/" + std::to_string(M) + "x" + std::to_string(N) +
+                               "x" + std::to_string(K));
+#if defined(SF_BENCH_HAVE_EIGEN)
+  benchmark::RegisterBenchmark((std::string("eigen_") + opname + "/" + std::to_string(M) + "x" + std::to_string(N) +
+                                "x" + std::to_string(K)).c_str(),
+                               eigen_gemm<O, M, N, K>);
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::RegisterBenchmark((std::string("peak_fma/") + V::name).c_str(), peak_fma);
+  // cubes: name gemm_<op>/MxNxK (C is M×N, K the inner dimension)
+  add_cube<op::nn, 64, 64, 64>("nn");
+  add_cube<op::nn, 128, 128, 128>("nn");
+  add_cube<op::nn, 256, 256, 256>("nn");
+  add_cube<op::nt, 64, 64, 64>("nt");
+  add_cube<op::nt, 128, 128, 128>("nt");
+  add_cube<op::nt, 256, 256, 256>("nt");
+  add_cube<op::tn, 64, 64, 64>("tn");
+  add_cube<op::tn, 128, 128, 128>("tn");
+  add_cube<op::tn, 256, 256, 256>("tn");
+  // model shapes
+  add<op::nn_bias, 256, 256, 64, 64, 256, 256>("model/XW+b (256x64)(64x256)");      // Y = X·W + b, D → 4D
+  add<op::nn, 256, 64, 256, 256, 64, 64>("model/XW (256x256)(256x64)");              // FFN down, 4D → D
+  add<op::nt, 256, 64, 256, 256, 256, 64>("model/dX=dY.Wt (256x256)(64x256)t");      // dX = dY·Wᵀ
+  add<op::tn, 64, 256, 256, 64, 256, 256, true>("model/dW+=Xt.dY (256x64)t(256x256)");  // dW += Xᵀ·dY
+  add<op::nt, 64, 64, 16, 64, 64, 64>("model/S=QKt head (T=64,dk=16,D=64)");          // per head, lda = ldb = D
+  add<op::nn, 64, 16, 64, 64, 64, 64>("model/O=PV head (T=64,dk=16,D=64)");           // ldb = ldc = D
+  add<op::tn, 64, 16, 64, 64, 64, 64, true>("model/dV+=PtdO head (T=64,dk=16)");
+  benchmark::RegisterBenchmark("vmath/softmax_row<64> x64", softmax_rows<64>);
+  benchmark::RegisterBenchmark("vmath/gelu_tanh_row<256> x64", gelu_tanh_rows<256>);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::printf("peak_fma (best in this run): %.1f GFLOP/s, backend %s\n", g_peak_gflops, V::name);
+  return 0;
+}

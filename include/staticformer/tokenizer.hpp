@@ -1,0 +1,166 @@
+// staticformer/tokenizer.hpp — a character (byte) level tokenizer built from a corpus.
+//
+//   auto tok = sf::char_tokenizer::from_corpus(text);   // vocabulary: the sorted distinct bytes
+//   std::vector<std::int32_t> ids;
+//   if (auto s = tok.encode(text, ids); !s) puts(s.message());
+//   std::string back = tok.decode(ids);
+//   std::string meta = tok.to_metadata();               // "[10,32,33,...]" → checkpoint metadata
+//   sf::char_tokenizer t2;  sf::char_tokenizer::from_metadata(meta, t2);
+//
+// Token id i is the i-th smallest byte value that occurs in the corpus, so the
+// vocabulary is fully described by its list of byte values. That list, written as a
+// JSON array of integers, is stored in a checkpoint's metadata under
+// `sf::tokenizer_metadata_key` ("tokenizer.vocab"): a checkpoint decodes on its own.
+// Bytes, not Unicode code points: a UTF-8 corpus is tokenized byte by byte and every
+// byte string round-trips exactly.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "staticformer/status.hpp"
+
+namespace sf {
+
+inline constexpr const char* tokenizer_metadata_key = "tokenizer.vocab";
+
+class char_tokenizer {
+ public:
+  static constexpr std::size_t max_vocab = 256;
+
+  constexpr char_tokenizer() { to_id_.fill(-1); }
+
+  // The vocabulary of `corpus`: its distinct bytes in increasing order.
+  static constexpr char_tokenizer from_corpus(std::string_view corpus) {
+    std::array<bool, 256> seen{};
+    for (const char c : corpus) seen[static_cast<unsigned char>(c)] = true;
+    char_tokenizer t;
+    for (std::size_t b = 0; b < 256; ++b)
+      if (seen[b]) t.add(static_cast<unsigned char>(b));
+    return t;
+  }
+
+  // Vocabulary from an explicit, strictly increasing list of byte values.
+  static constexpr status from_bytes(std::span<const std::uint8_t> bytes, char_tokenizer& out) {
+    char_tokenizer t;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      if (i > 0 && bytes[i] <= bytes[i - 1])
+        return status::error("tokenizer: byte values must be strictly increasing; entry ", i, " is ",
+                             static_cast<int>(bytes[i]), " after ", static_cast<int>(bytes[i - 1]));
+      t.add(bytes[i]);
+    }
+    if (t.size_ == 0) return status::error("tokenizer: empty vocabulary");
+    out = t;
+    return status::ok();
+  }
+
+  constexpr std::size_t size() const { return size_; }
+  constexpr bool contains(unsigned char byte) const { return to_id_[byte] >= 0; }
+  // Token id of a byte, or -1 when the byte is not in the vocabulary.
+  constexpr std::int32_t id(unsigned char byte) const { return to_id_[byte]; }
+  // Byte of a token id (0 <= id < size()).
+  constexpr unsigned char byte(std::int32_t id) const { return to_byte_[static_cast<std::size_t>(id)]; }
+
+  // ids = encode(text); fails, naming the offset, on a byte outside the vocabulary.
+  status encode(std::string_view text, std::vector<std::int32_t>& ids) const {
+    ids.resize(text.size());
+    return encode(text, std::span<std::int32_t>(ids));
+  }
+  // Into caller storage of exactly text.size() ids; no allocation.
+  constexpr status encode(std::string_view text, std::span<std::int32_t> ids) const {
+    if (ids.size() != text.size())
+      return status::error("tokenizer: output holds ", ids.size(), " ids for ", text.size(), " bytes");
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const auto b = static_cast<unsigned char>(text[i]);
+      if (to_id_[b] < 0)
+        return status::error("tokenizer: byte ", static_cast<int>(b), " at offset ", i, " is not in the vocabulary");
+      ids[i] = to_id_[b];
+    }
+    return status::ok();
+  }
+
+  // The bytes of `ids`. An id outside [0, size()) (possible when the model's V is
+  // larger than the vocabulary) decodes to '?'.
+  std::string decode(std::span<const std::int32_t> ids) const {
+    std::string s(ids.size(), '?');
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] >= 0 && static_cast<std::size_t>(ids[i]) < size_) s[i] = static_cast<char>(to_byte_[ids[i]]);
+    return s;
+  }
+  std::string decode(std::int32_t id) const { return decode(std::span<const std::int32_t>(&id, 1)); }
+
+  // The vocabulary as a JSON array of byte values, e.g. "[10,32,33]".
+  std::string to_metadata() const {
+    std::string s = "[";
+    for (std::size_t i = 0; i < size_; ++i) {
+      if (i) s += ',';
+      s += std::to_string(static_cast<int>(to_byte_[i]));
+    }
+    s += ']';
+    return s;
+  }
+
+  // Parses what to_metadata wrote (whitespace allowed between tokens).
+  static constexpr status from_metadata(std::string_view text, char_tokenizer& out) {
+    std::array<std::uint8_t, 256> bytes{};
+    std::size_t n = 0, i = 0;
+    auto skip = [&] {
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ++i;
+    };
+    skip();
+    if (i >= text.size() || text[i] != '[')
+      return status::error("tokenizer metadata: expected a JSON array of byte values such as [10,32,33]");
+    ++i;
+    skip();
+    if (i < text.size() && text[i] == ']') return status::error("tokenizer metadata: empty vocabulary");
+    while (true) {
+      skip();
+      if (i >= text.size() || text[i] < '0' || text[i] > '9')
+        return status::error("tokenizer metadata: expected a byte value at offset ", i);
+      int v = 0;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        v = v * 10 + (text[i] - '0');
+        if (v > 255) return status::error("tokenizer metadata: byte value above 255 at offset ", i);
+        ++i;
+      }
+      if (n == bytes.size()) return status::error("tokenizer metadata: more than 256 entries");
+      bytes[n++] = static_cast<std::uint8_t>(v);
+      skip();
+      if (i < text.size() && text[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < text.size() && text[i] == ']') {
+        ++i;
+        break;
+      }
+      return status::error("tokenizer metadata: expected ',' or ']' at offset ", i);
+    }
+    skip();
+    if (i != text.size()) return status::error("tokenizer metadata: unexpected text after ']' at offset ", i);
+    return from_bytes(std::span<const std::uint8_t>(bytes.data(), n), out);
+  }
+
+  friend constexpr bool operator==(const char_tokenizer& a, const char_tokenizer& b) {
+    if (a.size_ != b.size_) return false;
+    for (std::size_t i = 0; i < a.size_; ++i)
+      if (a.to_byte_[i] != b.to_byte_[i]) return false;
+    return true;
+  }
+
+ private:
+  constexpr void add(unsigned char b) {
+    to_id_[b] = static_cast<std::int32_t>(size_);
+    to_byte_[size_++] = b;
+  }
+
+  std::array<std::int32_t, 256> to_id_{};
+  std::array<unsigned char, 256> to_byte_{};
+  std::size_t size_ = 0;
+};
+
+}  // namespace sf

@@ -1,0 +1,16 @@
+// (e) compound assignment between shapes that have the same sizes but transposed axes:
+// (T, D) += (D, T) with T = D = 8.
+// first-error: sf::tensor element-wise op: the two shapes differ
+// expect: nstantiation of .*check_elementwise.*sf::tensor<float, sf::axis<sf::tag::seq, 8>, sf::axis<sf::tag::model, 8> ?>.*sf::tensor<float, sf::axis<sf::tag::model, 8>, sf::axis<sf::tag::seq, 8> ?>
+// expect: ::operator\+=
+// expect: elementwise_compound\.cpp:[0-9]+:[0-9]+: .*(required from here|operator\+=<)
+#include "staticformer/tensor.hpp"
+
+using td = sf::tensor<float, sf::Seq<8>, sf::Model<8>>;
+using dt = sf::tensor<float, sf::Model<8>, sf::Seq<8>>;
+
+#ifdef SF_COMPILE_FAIL_CONTROL
+void accumulate(td& acc, const td& x, const dt&) { acc += x; }
+#else
+void accumulate(td& acc, const td&, const dt& x) { acc += x; }
+#endif

@@ -1,0 +1,122 @@
+// gemm_nn / gemm_nt / gemm_tn: every kernel × every backend this binary has (scalar
+// always; AVX2 and AVX-512 when compiled for them) against a long-double reference on
+// 157 shapes (a Latin square over sizes 1..128 plus model shapes with head-slice
+// strides), Acc on and off, with and without bias. The tolerance and the guard checks are
+// explained in gemm_check.hpp. Also: the public entry points in a constant expression,
+// double on the scalar backend, and the public (native) dispatch at run time.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "gemm_check.hpp"
+#include "staticformer/kernels/gemm.hpp"
+#include "staticformer/simd.hpp"
+
+namespace {
+using sf_test::op;
+
+// ---------------------------------------------------------------- constant evaluation
+// A (2,3) = [[1,2,3],[4,5,6]], B (3,2) = [[1,0],[2,1],[0,3]]
+constexpr bool gemm_nn_constexpr() {
+  const float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {1, 0, 2, 1, 0, 3}, bias[2] = {0.5f, -1};
+  float C[4] = {};
+  sf::kernels::gemm_nn<2, 2, 3>(C, A, B, bias);  // A·B + bias = [[5.5, 10], [14.5, 22]]
+  return C[0] == 5.5f && C[1] == 10 && C[2] == 14.5f && C[3] == 22;
+}
+constexpr bool gemm_nt_constexpr() {
+  const float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {1, 0, 2, 1, 0, 3};  // B read as (2,3)
+  float C[4] = {};
+  sf::kernels::gemm_nt<2, 2, 3>(C, A, B);  // A·Bᵀ = [[7, 10], [16, 22]]
+  return C[0] == 7 && C[1] == 10 && C[2] == 16 && C[3] == 22;
+}
+constexpr bool gemm_tn_constexpr() {
+  const double A[6] = {1, 0, 2, 1, 0, 3};  // (3,2)
+  double C[4] = {1, 1, 1, 1};
+  sf::kernels::gemm_tn<2, 2, 3, 2, 2, 2, true>(C, A, A);  // C += Aᵀ·A = 1 + [[5, 2], [2, 10]]
+  return C[0] == 6 && C[1] == 3 && C[2] == 3 && C[3] == 11;
+}
+static_assert(gemm_nn_constexpr(), "gemm_nn must run in a constant expression");
+static_assert(gemm_nt_constexpr(), "gemm_nt must run in a constant expression");
+static_assert(gemm_tn_constexpr(), "gemm_tn must run in a constant expression");
+
+// ---------------------------------------------------------------- run-time checks
+struct summary {
+  std::size_t shapes = 0;
+  double worst_rel = 0, worst_sqrt = 0;
+};
+
+// Checks one (backend, op, shape); a plain function, so the per-shape template code is
+// only the kernel call (call_kernel) and the test compiles quickly.
+template <class T>
+void check_one(const char* backend, op O, std::size_t index, sf_test::kernel_fn<T> kernel, summary& s) {
+  const sf_test::shape S = sf_test::any_shape(index);
+  const sf_test::result r = sf_test::check<T>(S, O, kernel, static_cast<std::uint32_t>(7919 * index + static_cast<int>(O)));
+  ++s.shapes;
+  if (r.worst_rel > s.worst_rel) s.worst_rel = r.worst_rel;
+  if (r.worst_sqrt > s.worst_sqrt) s.worst_sqrt = r.worst_sqrt;
+  EXPECT_TRUE(r.ok()) << backend << " gemm_" << sf_test::op_name(O) << " shape #" << index << " M=" << S.M
+                      << " N=" << S.N << " K=" << S.K << " pads=(" << S.pad_a << "," << S.pad_b << "," << S.pad_c
+                      << ") off=" << S.off << " acc=" << S.acc << " bias=" << S.bias << ": " << r.bad
+                      << " elements over the bound, first (" << r.m << "," << r.n << ") got " << r.got << " want "
+                      << r.want << " bound " << r.bound << "; " << r.guard_bad << " guard elements overwritten";
+}
+
+template <class V, op O, std::size_t Stride, std::size_t... I>
+void check_shapes(std::index_sequence<I...>) {
+  using T = typename V::value_type;
+  static constexpr sf_test::kernel_fn<T> kernels[] = {&sf_test::call_kernel<V, O, I * Stride>...};
+  summary s;
+  for (std::size_t i = 0; i < sizeof...(I); ++i) check_one<T>(V::name, O, i * Stride, kernels[i], s);
+  std::printf("[ %-6s gemm_%s ] %zu shapes, worst error %.3f of the bound, %.3f x sqrt(K+2)*u*sum|ab|\n", V::name,
+              sf_test::op_name(O), s.shapes, s.worst_rel, s.worst_sqrt);
+}
+// every shape, or every Stride-th one (the scalar backends: same code, less compile time)
+template <class V, op O, std::size_t Stride = 1>
+void check_all() {
+  check_shapes<V, O, Stride>(std::make_index_sequence<(sf_test::n_shapes + Stride - 1) / Stride>{});
+}
+
+}  // namespace
+
+TEST(gemm_constexpr, static_asserts_compiled) { SUCCEED(); }
+
+TEST(gemm_scalar_float, nn) { check_all<sf::simd::scalar<float>, op::nn, 2>(); }
+TEST(gemm_scalar_float, nt) { check_all<sf::simd::scalar<float>, op::nt, 2>(); }
+TEST(gemm_scalar_float, tn) { check_all<sf::simd::scalar<float>, op::tn, 2>(); }
+TEST(gemm_scalar_double, nn) { check_all<sf::simd::scalar<double>, op::nn, 3>(); }
+TEST(gemm_scalar_double, nt) { check_all<sf::simd::scalar<double>, op::nt, 3>(); }
+TEST(gemm_scalar_double, tn) { check_all<sf::simd::scalar<double>, op::tn, 3>(); }
+
+#if defined(SF_SIMD_HAVE_AVX2)
+TEST(gemm_avx2, nn) { check_all<sf::simd::avx2, op::nn>(); }
+TEST(gemm_avx2, nt) { check_all<sf::simd::avx2, op::nt>(); }
+TEST(gemm_avx2, tn) { check_all<sf::simd::avx2, op::tn>(); }
+#endif
+#if defined(SF_SIMD_HAVE_AVX512)
+TEST(gemm_avx512, nn) { check_all<sf::simd::avx512, op::nn>(); }
+TEST(gemm_avx512, nt) { check_all<sf::simd::avx512, op::nt>(); }
+TEST(gemm_avx512, tn) { check_all<sf::simd::avx512, op::tn>(); }
+#endif
+#if defined(SF_SIMD_HAVE_NEON)
+TEST(gemm_neon, nn) { check_all<sf::simd::neon, op::nn>(); }
+TEST(gemm_neon, nt) { check_all<sf::simd::neon, op::nt>(); }
+TEST(gemm_neon, tn) { check_all<sf::simd::neon, op::tn>(); }
+#endif
+
+// The public entry points at run time use the native backend and agree with the reference
+// (bit for bit is not required: the same γ bound as above, here checked on a (T, D) head slice).
+TEST(gemm_public, native_dispatch_head_slices) {
+  constexpr std::size_t T = 24, D = 48, dk = 8, H = D / dk;
+  static float Q[T * D], Kx[T * D], S[T * T], S_ref[T * T];
+  for (std::size_t i = 0; i < T * D; ++i) Q[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+  for (std::size_t i = 0; i < T * D; ++i) Kx[i] = static_cast<float>((i * 53) % 97) / 48.0f - 1.0f;
+  for (std::size_t h = 0; h < H; ++h) {  // S = Q_h · K_hᵀ / per head
+    sf::kernels::gemm_nt<T, T, dk, D, D, T>(S, Q + h * dk, Kx + h * dk);
+    sf::kernels::ref::gemm_nt<T, T, dk, D, D, T, false>(S_ref, Q + h * dk, Kx + h * dk);
+    // both sides in float: |S - S_ref| <= 2 γ(dk) Σ|q||k| <= 2 γ(dk) dk, since |q|, |k| <= 1
+    constexpr double u = 0.5 * 1.1920928955078125e-7, gamma = dk * u / (1 - dk * u);
+    for (std::size_t i = 0; i < T * T; ++i) ASSERT_NEAR(S[i], S_ref[i], 2 * gamma * dk) << "head " << h << ", element " << i;
+  }
+  std::printf("native backend: %s\n", sf::simd::native<float>::name);
+}
