@@ -1,5 +1,5 @@
 // The model: inference in a constant expression, inference == training forward,
-// no heap allocation in forward/backward, compile-time memory sizes.
+// no heap allocation in forward, backward, inference or the optimizer step, compile-time memory sizes.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,6 +9,7 @@
 #include <new>
 
 #include "staticformer/model.hpp"
+#include "staticformer/optim.hpp"
 
 // ---------------------------------------------------------------- allocation counter
 namespace {
@@ -98,6 +99,7 @@ void infer_equals_forward_and_no_heap() {
   static sf::tokens_t<C> tok;
   static sf::targets_t<C> tgt;
   static sf::padding_t<C> pad;
+  static sf::adamw<sf::params<C>> opt;
   sf::init_params(p, 7);
   sf::splitmix64 r{11};
   for (std::size_t i = 0; i < tok.size; ++i) {
@@ -114,6 +116,13 @@ void infer_equals_forward_and_no_heap() {
   sf::infer(p, s, tok, &pad);
   const long after = g_allocations.load();
   EXPECT_EQ(after - before, 0) << "forward/backward/infer allocated on the heap";
+  static sf::params<C> p_copy;
+  p_copy = p;
+  const long before_step = g_allocations.load();
+  opt.reset();
+  opt.step(p_copy, g, 1e-3);
+  (void)sf::clip_grad_norm(g, 1.0);
+  EXPECT_EQ(g_allocations.load() - before_step, 0) << "the optimizer step allocated on the heap";
 
   EXPECT_TRUE(std::isfinite(loss));
   EXPECT_NEAR(loss, std::log(static_cast<float>(C.V)), 0.5f);  // a fresh model predicts nearly uniformly
