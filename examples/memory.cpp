@@ -2,6 +2,7 @@
 // Every number is a compile-time constant (sizeof of caller-owned structs).
 #include <cstdio>
 
+#include "staticformer/memory.hpp"
 #include "staticformer/model.hpp"
 
 template <sf::config C>

@@ -76,15 +76,17 @@ void norm_check() {
   using L = sf::layers::norm<C, T>;
   static typename L::params_t p, g;
   static typename L::btd x, y, dy, dx;
-  static typename L::bt mean, rstd;
+  static typename L::saved st;
+  static typename L::scratch w;
+  typename L::template state<false> nothing;
   sf::splitmix64 r{1};
   randomize(x, r, 2.0);
   randomize(dy, r);
   randomize_params(p, r);
-  L::forward(y, x, p, &mean, &rstd);
+  L::forward(y, x, p, st);
   sf::zero(g);
-  L::backward(dx, g, dy, x, p, mean, rstd);
-  auto loss = [&] { L::forward(y, x, p, nullptr, nullptr); return dot(y, dy); };
+  L::backward(dx, g, dy, x, p, st, w);
+  auto loss = [&] { L::forward(y, x, p, nothing); return dot(y, dy); };
   check("norm dx", loss, x, dx);
   check_params("norm", loss, p, g);
 }
@@ -97,15 +99,16 @@ void ffn_check() {
   using L = sf::layers::ffn<C, T>;
   static typename L::params_t p, g;
   static typename L::btd x, y, dy, dx;
-  static typename L::btf h, a, dh;
+  static typename L::saved st;
+  static typename L::scratch w;
   sf::splitmix64 r{2};
   randomize(x, r);
   randomize(dy, r);
   randomize_params(p, r);
-  L::forward(y, h, a, x, p);
+  L::forward(y, x, p, st);
   sf::zero(g);
-  L::backward(dx, g, dh, dy, x, h, a, p);
-  auto loss = [&] { L::forward(y, h, a, x, p); return dot(y, dy); };
+  L::backward(dx, g, dy, x, p, st, w);
+  auto loss = [&] { L::forward(y, x, p, st); return dot(y, dy); };
   check("ffn dx", loss, x, dx);
   check_params("ffn", loss, p, g);
 }
@@ -120,9 +123,10 @@ template <sf::config C>
 void attention_check(pad_mode mode) {
   using L = sf::layers::attention<C, T>;
   static typename L::params_t p, g;
-  static typename L::btd x, y, dy, dx, q, k, v, o, dq, dk, dv, dO;
-  static typename sf::types<C, T>::bhtt probs;
-  static typename L::tt dP;
+  static typename L::btd x, y, dy, dx;
+  static typename L::saved st;
+  static typename L::template state<false> infer_st;  // inference: one (T,T) scratch, nothing kept
+  static typename L::scratch w;
   static sf::padding_t<C> pad;
   pad.zero();
   for (std::size_t t = 0; t < C.T; ++t) {
@@ -135,18 +139,18 @@ void attention_check(pad_mode mode) {
   randomize(dy, r);
   randomize_params(p, r);
   const sf::padding_t<C>* pp = mode == pad_mode::none ? nullptr : &pad;
-  L::forward(y, q, k, v, o, probs.data(), true, x, p, pp);
+  L::forward(y, x, p, st, pp);
   for (auto e : y) ASSERT_TRUE(std::isfinite(e));
   sf::zero(g);
-  L::backward(dx, g, dq, dk, dv, dO, dP, dy, x, q, k, v, o, probs, p);
-  auto loss = [&] { L::forward(y, q, k, v, o, probs.data(), true, x, p, pp); return dot(y, dy); };
+  L::backward(dx, g, dy, x, p, st, w);
+  auto loss = [&] { L::forward(y, x, p, infer_st, pp); return dot(y, dy); };
   check("attention dx", loss, x, dx);
   check_params("attention", loss, p, g);
   if (mode == pad_mode::full_row) {
     // no allowed key: output is bo only (0 before the output projection) and no gradient reaches x of that row
     for (std::size_t t = 0; t < C.T; ++t)
       for (std::size_t i = 0; i < C.D; ++i) {
-        EXPECT_EQ(o(1, t, i), 0.0);
+        EXPECT_EQ(st.o(1, t, i), 0.0);
         EXPECT_EQ(dx(1, t, i), 0.0);
       }
   }

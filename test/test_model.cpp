@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "staticformer/memory.hpp"
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
 

@@ -47,12 +47,6 @@ constexpr const char* tag_name() {
   else return "?";
 }
 
-// A flat list of axes, used to name shapes in diagnostics and to compute on shapes.
-template <class... Axes> struct shape {
-  static constexpr std::size_t rank = sizeof...(Axes);
-  static constexpr std::size_t size = (std::size_t{1} * ... * Axes::size);
-};
-
 namespace detail {
 template <std::size_t I, class... As> struct nth_axis;
 template <class A, class... As> struct nth_axis<0, A, As...> { using type = A; };
@@ -60,5 +54,13 @@ template <std::size_t I, class A, class... As> struct nth_axis<I, A, As...> : nt
 }  // namespace detail
 
 template <std::size_t I, class... As> using nth_axis_t = typename detail::nth_axis<I, As...>::type;
+
+// A flat list of axes, used to name shapes in diagnostics and to compute on shapes.
+template <class... Axes> struct shape {
+  template <std::size_t I> using axis_t = nth_axis_t<I, Axes...>;
+  static constexpr std::size_t rank = sizeof...(Axes);
+  static constexpr std::size_t size = (std::size_t{1} * ... * Axes::size);
+};
+
 
 }  // namespace sf

@@ -7,8 +7,12 @@
 // `template <sf::config C>` and name their axes through `sf::axes<C>`.
 #pragma once
 #include <cstddef>
+#include <iterator>
+#include <optional>
+#include <string_view>
 
 #include "staticformer/axis.hpp"
+#include "staticformer/shape_error.hpp"
 
 namespace sf {
 
@@ -35,12 +39,40 @@ struct config {
   friend constexpr bool operator==(const config&, const config&) = default;
 };
 
-constexpr const char* to_string(norm_kind k) { return k == norm_kind::layernorm ? "layernorm" : "rmsnorm"; }
-constexpr const char* to_string(position_kind k) {
-  return k == position_kind::learned ? "learned" : k == position_kind::sinusoidal ? "sinusoidal" : "rope";
+// The names of an enumeration's values, in the order of the values (0, 1, ...): to_string
+// and parse below are built on them, and checkpoints store them (SPEC's metadata).
+template <class E> struct enum_names;
+template <> struct enum_names<norm_kind> {
+  static constexpr const char* value[] = {"layernorm", "rmsnorm"};
+};
+template <> struct enum_names<position_kind> {
+  static constexpr const char* value[] = {"learned", "sinusoidal", "rope"};
+};
+template <> struct enum_names<activation_kind> {
+  static constexpr const char* value[] = {"relu", "gelu", "gelu_tanh"};
+};
+
+namespace detail {
+template <class E>
+constexpr const char* enum_name(E k) {  // (a value outside the enumeration reads as the last name)
+  constexpr std::size_t n = std::size(enum_names<E>::value);
+  const auto i = static_cast<std::size_t>(k);
+  return enum_names<E>::value[i < n ? i : n - 1];
 }
-constexpr const char* to_string(activation_kind k) {
-  return k == activation_kind::relu ? "relu" : k == activation_kind::gelu ? "gelu" : "gelu_tanh";
+}  // namespace detail
+
+constexpr const char* to_string(norm_kind k) { return detail::enum_name(k); }
+constexpr const char* to_string(position_kind k) { return detail::enum_name(k); }
+constexpr const char* to_string(activation_kind k) { return detail::enum_name(k); }
+
+// The inverse of to_string: sf::parse<sf::norm_kind>("rmsnorm") is norm_kind::rmsnorm, and a
+// name that is not one of E's is nothing.
+template <class E>
+  requires requires { enum_names<E>::value; }
+constexpr std::optional<E> parse(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(enum_names<E>::value); ++i)
+    if (name == enum_names<E>::value[i]) return static_cast<E>(i);
+  return std::nullopt;
 }
 
 namespace detail {
@@ -48,21 +80,28 @@ namespace detail {
 // "in instantiation of" line names them: check_heads_divide_width<D = 64, H = 5>.
 template <std::size_t D, std::size_t H>
 constexpr bool check_heads_divide_width() {
-  static_assert(D % H == 0,
-                "sf::config: the head count H must divide the model width D exactly (d_k = D / H); "
-                "choose H among the divisors of D or change D");
+  if constexpr (D % H != 0) {
+    SF_SHAPE_ERROR("sf::config: the head count H must divide the model width D exactly (d_k = D / H); "
+                   "choose H among the divisors of D or change D",
+                   shape_error::config<shape_error::D<D>, shape_error::H<H>>);
+  }
   return D % H == 0;
 }
 template <std::size_t D, std::size_t H, std::size_t dk>
 constexpr bool check_rope_head_dim_even() {
-  static_assert(dk % 2 == 0,
-                "sf::config: RoPE rotates pairs of a head's features, so d_k = D / H must be even; "
-                "change D or H, or use learned or sinusoidal positions");
+  if constexpr (dk % 2 != 0) {
+    SF_SHAPE_ERROR("sf::config: RoPE rotates pairs of the features of a head, so d_k = D / H must be even; "
+                   "change D or H, or use learned or sinusoidal positions",
+                   shape_error::config<shape_error::D<D>, shape_error::H<H>, shape_error::dk<dk>>);
+  }
   return dk % 2 == 0;
 }
 template <std::size_t D>
 constexpr bool check_sinusoidal_width_even() {
-  static_assert(D % 2 == 0, "sf::config: sinusoidal positions pair (sin, cos) columns, so D must be even");
+  if constexpr (D % 2 != 0) {
+    SF_SHAPE_ERROR("sf::config: sinusoidal positions pair (sin, cos) columns, so D must be even",
+                   shape_error::config<shape_error::D<D>>);
+  }
   return D % 2 == 0;
 }
 }  // namespace detail

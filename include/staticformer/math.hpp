@@ -112,20 +112,95 @@ constexpr double log(double x) {
   return ed * detail::ln2_hi + (logm + ed * detail::ln2_lo);
 }
 
+// Correctly rounded √x (the IEEE result, as std::sqrt and every SIMD sqrt instruction give it):
+// x = m·2^e with e even, r = ⌊√(m·2^54)⌋ in integers (54 bits), rounded to 53 bits with the
+// remainder as sticky bit.
 constexpr double sqrt(double x) {
   if (detail::is_nan(x) || x < 0) return std::numeric_limits<double>::quiet_NaN();
   if (x == 0 || x == std::numeric_limits<double>::infinity()) return x;
-  // initial guess from the exponent, then Newton; a final correction step makes it correctly rounded
-  std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
-  double y = std::bit_cast<double>((bits >> 1) + (std::uint64_t{1023} << 51));
-  for (int i = 0; i < 8; ++i) y = 0.5 * (y + x / y);
-  // y is within an ulp; pick the neighbour whose square is closest to x
-  const double up = std::bit_cast<double>(std::bit_cast<std::uint64_t>(y) + 1);
-  const double dn = std::bit_cast<double>(std::bit_cast<std::uint64_t>(y) - 1);
-  auto err = [x](double c) { const double d = c * c - x; return d < 0 ? -d : d; };
-  if (err(up) < err(y)) y = up;
-  if (err(dn) < err(y)) y = dn;
-  return y;
+  __extension__ using u128 = unsigned __int128;
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  int e = static_cast<int>((bits >> 52) & 0x7ff);
+  std::uint64_t m = bits & ((std::uint64_t{1} << 52) - 1);
+  if (e == 0) {  // subnormal: normalise
+    const int shift = std::countl_zero(m) - 11;
+    m <<= shift;
+    e = 1 - shift;
+  } else {
+    m |= std::uint64_t{1} << 52;
+  }
+  int ex = e - 1075;  // x = m · 2^ex, m in [2^52, 2^53)
+  if (ex & 1) {
+    m <<= 1;
+    ex -= 1;
+  }
+  const u128 M = static_cast<u128>(m) << 54;  // in [2^106, 2^108)
+  // floor(√M) from a double estimate, then exact integer correction
+  double est = static_cast<double>(M);
+  std::uint64_t eb = std::bit_cast<std::uint64_t>(est);
+  double y = std::bit_cast<double>((eb >> 1) + (std::uint64_t{1023} << 51));
+  for (int i = 0; i < 6; ++i) y = 0.5 * (y + est / y);
+  u128 r = static_cast<u128>(y);
+  while (r * r > M) --r;
+  while ((r + 1) * (r + 1) <= M) ++r;
+  const bool sticky = r * r != M;
+  std::uint64_t q = static_cast<std::uint64_t>(r >> 1);  // 53 bits
+  const bool half = (r & 1) != 0;
+  if (half && (sticky || (q & 1))) ++q;
+  int eres = ex / 2 - 27 + 1;  // √x = q · 2^eres
+  if (q == (std::uint64_t{1} << 53)) {
+    q >>= 1;
+    ++eres;
+  }
+  return std::bit_cast<double>((static_cast<std::uint64_t>(eres + 52 + 1023) << 52) |
+                               (q & ((std::uint64_t{1} << 52) - 1)));
+}
+
+// a·b + c with one rounding (IEEE fma), for float: a·b is exact in double and the sum is
+// rounded to double; rounding that to float is then right unless the double sum is exactly
+// halfway between two floats (double rounding), where the sum's exact error (TwoSum) decides.
+constexpr float fma(float a, float b, float c) {
+  const double p = static_cast<double>(a) * static_cast<double>(b);
+  const double cd = c, sum = p + cd;
+  float f = static_cast<float>(sum);
+  const double back = f;
+  if (back != sum && sum - sum == 0 && back - back == 0) {
+    const double d = sum - back, t = back + 2 * d;  // t: the other float neighbour when sum is a tie
+    if (static_cast<double>(static_cast<float>(t)) == t) {
+      const double bb = sum - p, err = (p - (sum - bb)) + (cd - bb);
+      if (err != 0 && (err > 0) == (d > 0)) f = static_cast<float>(t);
+    }
+  }
+  return f;
+}
+
+// x^n for an integer n >= 0, in double-double (about 106 bits) and rounded once: the correctly
+// rounded power in all but astronomically rare cases. The same code at compile and run time.
+constexpr double powi(double x, std::int64_t n) {
+  struct dd {
+    double hi, lo;
+  };
+  auto split = [](double a, double& h, double& l) {  // Veltkamp: a = h + l, 26 bits each
+    const double t = 134217729.0 * a;
+    h = t - (t - a);
+    l = a - h;
+  };
+  auto mul = [&](dd a, dd b) {  // (a.hi + a.lo)(b.hi + b.lo), Dekker's product
+    const double p = a.hi * b.hi;
+    double ah = 0, al = 0, bh = 0, bl = 0;
+    split(a.hi, ah, al);
+    split(b.hi, bh, bl);
+    double e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+    e += a.hi * b.lo + a.lo * b.hi;
+    const double hi = p + e;
+    return dd{hi, e - (hi - p)};
+  };
+  dd r{1.0, 0.0}, b{x, 0.0};
+  for (; n > 0; n >>= 1) {
+    if (n & 1) r = mul(r, b);
+    b = mul(b, b);
+  }
+  return r.hi + r.lo;
 }
 
 constexpr double tanh(double x) {
@@ -193,28 +268,30 @@ constexpr double reduce_pio2(double x, int& quadrant) {
 }
 }  // namespace detail
 
+namespace detail {
+// sin(r + q·π/2) for the reduced r
+constexpr double sin_quadrant(double r, int q) {
+  switch (q & 3) {
+    case 0: return sin_reduced(r);
+    case 1: return cos_reduced(r);
+    case 2: return -sin_reduced(r);
+    default: return -cos_reduced(r);
+  }
+}
+}  // namespace detail
+
 constexpr double sin(double x) {
   if (detail::is_nan(x)) return x;
   int q = 0;
   const double r = detail::reduce_pio2(x, q);
-  switch (q) {
-    case 0: return detail::sin_reduced(r);
-    case 1: return detail::cos_reduced(r);
-    case 2: return -detail::sin_reduced(r);
-    default: return -detail::cos_reduced(r);
-  }
+  return detail::sin_quadrant(r, q);
 }
 
-constexpr double cos(double x) {
+constexpr double cos(double x) {  // cos x = sin(x + π/2)
   if (detail::is_nan(x)) return x;
   int q = 0;
   const double r = detail::reduce_pio2(x, q);
-  switch (q) {
-    case 0: return detail::cos_reduced(r);
-    case 1: return -detail::sin_reduced(r);
-    case 2: return -detail::cos_reduced(r);
-    default: return detail::sin_reduced(r);
-  }
+  return detail::sin_quadrant(r, q + 1);
 }
 
 // x^y for x > 0 (enough for 10000^(-2i/d)).
@@ -224,7 +301,16 @@ constexpr double pow(double x, double y) { return exp(y * log(x)); }
 constexpr float exp(float x) { return static_cast<float>(exp(static_cast<double>(x))); }
 constexpr float expm1(float x) { return static_cast<float>(expm1(static_cast<double>(x))); }
 constexpr float log(float x) { return static_cast<float>(log(static_cast<double>(x))); }
-constexpr float sqrt(float x) { return static_cast<float>(sqrt(static_cast<double>(x))); }
+// Correctly rounded float √: Newton in double to within an ulp of double, then one rounding to
+// float. (A float's √ is never within 2^-51 relative of a float midpoint, so an ulp of double,
+// 2^-52, cannot move it across one.) Cheap, for the compiler's sake: the optimizers call it per element.
+constexpr float sqrt(float x) {
+  if (!(x > 0) || x == std::numeric_limits<float>::infinity()) return x == 0 || x == std::numeric_limits<float>::infinity() ? x : std::numeric_limits<float>::quiet_NaN();
+  const double xd = x;
+  double y = std::bit_cast<double>((std::bit_cast<std::uint64_t>(xd) >> 1) + (std::uint64_t{1023} << 51));
+  for (int i = 0; i < 5; ++i) y = 0.5 * (y + xd / y);
+  return static_cast<float>(y);
+}
 constexpr float tanh(float x) { return static_cast<float>(tanh(static_cast<double>(x))); }
 constexpr float erf(float x) { return static_cast<float>(erf(static_cast<double>(x))); }
 constexpr float sin(float x) { return static_cast<float>(sin(static_cast<double>(x))); }

@@ -1,7 +1,8 @@
-// staticformer/model.hpp — the pre-norm decoder of SPEC.md, forward and backward.
+// staticformer/model.hpp — the pre-norm decoder of SPEC.md: the block described once,
+// forward, backward and inference derived from that description.
 //
 //   x      = tok_emb[tokens] (+ pos)                                (B,T,D)
-//   block: a = norm1(x); x += attn(a); f = norm2(x); x += ffn(f)
+//   block: x += attn(norm1(x)); x += ffn(norm2(x))                  (the list sf::block<C> below)
 //   h      = norm_f(x);  logits = h W_head  (W_head = lm_head or tok_embᵀ)   (B,T,V)
 //   loss   = mean over targets ≠ -1 of -log softmax(logits)[target]
 //
@@ -10,213 +11,236 @@
 //   static sf::activations<C> acts;     // saved for backward (+ backward scratch)
 //   float loss = sf::forward(p, acts, tokens, targets, &padding);
 //   sf::zero(g); sf::backward(p, g, acts, tokens, targets, &padding);
-// Inference without saved activations, also usable in a constant expression:
+// Inference is the same forward, saving nothing; also usable in a constant expression:
 //   static sf::inference_state<C> s;  sf::infer(p, s, tokens, &padding);  // s.logits
 //
-// Gradient rule: parameter gradients accumulate (+=), activation gradients are written.
+// Gradient rule (the whole library): parameter gradients accumulate (+=), activation
+// gradients are written (=).
+//
+// The layer interface. Every layer of the block (layers/norm.hpp, attention.hpp, ffn.hpp) has
+//   params_t                     its parameters (a struct of params.hpp)
+//   state<Save>                  what forward keeps: Save = true for backward, false for inference
+//   scratch                      what backward needs besides (one, shared by all blocks)
+//   forward(y, x, p, state, padding)                  y: (B,T,D) written   x: (B,T,D)
+//   backward(dx, grad, dy, x, p, saved, scratch)      dx written, grad accumulated
+// The block is the flat list of its residual sub-layers, x ← x + Layer(Norm(x)); the saved
+// activations, the backward scratch, the inference buffers and the three loops below are all
+// derived from that list. Adding a layer: its header, its parameters in block_params
+// (params.hpp), one line in sf::block.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/tuple.hpp>
 
 #include "staticformer/config.hpp"
-#include "staticformer/kernels/gemm.hpp"
+#include "staticformer/init.hpp"
 #include "staticformer/layers/attention.hpp"
 #include "staticformer/layers/embedding.hpp"
 #include "staticformer/layers/ffn.hpp"
 #include "staticformer/layers/loss.hpp"
 #include "staticformer/layers/norm.hpp"
-#include "staticformer/math.hpp"
+#include "staticformer/matmul.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/reflect.hpp"
 
 namespace sf {
 
-// What one block saves for backward.
-template <config C, class T = float>
-struct block_activations {
-  using btd = typename types<C, T>::btd;
-  using btf = typename types<C, T>::btf;
-  using bt = typename types<C, T>::bt;
-  using bhtt = typename types<C, T>::bhtt;
-  BOOST_HANA_DEFINE_STRUCT(block_activations,
-                           (btd, x),                 // block input (residual stream)
-                           (btd, a), (bt, mean1), (bt, rstd1),        // norm1
-                           (btd, q), (btd, k), (btd, v), (btd, o),     // attention (q, k after RoPE)
-                           (bhtt, probs),                              // softmax of every (b, h)
-                           (btd, xm),                                  // residual after attention
-                           (btd, f), (bt, mean2), (bt, rstd2),         // norm2
-                           (btf, h), (btf, act));                      // ffn pre- and post-activation
+// ---------------------------------------------------------------- residual sub-layers
+// x ← x + Layer(Norm(x)), the norm's parameters at block_params::*NormP, the layer's at ::*LayerP.
+template <class Norm, class Layer, auto NormP, auto LayerP>
+struct residual {
+  using norm = Norm;
+  using layer = Layer;
+  template <class BP> static constexpr auto& norm_of(BP& p) { return p.*NormP; }
+  template <class BP> static constexpr auto& layer_of(BP& p) { return p.*LayerP; }
 };
 
+// What one residual sub-layer keeps; Save = false (inference): no copy of its input.
+template <class R, bool Save, class Btd>
+struct residual_state {
+  [[no_unique_address]] maybe<Save, Btd> x;                         // input: the residual stream (B,T,D)
+  Btd a;                                                            // Norm(x), the layer's input (B,T,D)
+  [[no_unique_address]] typename R::norm::template state<Save> norm;  // the norm's kept state
+  typename R::layer::template state<Save> layer;                    // the layer's kept state
+};
+template <class R>
+struct residual_scratch {
+  [[no_unique_address]] typename R::norm::scratch norm;
+  [[no_unique_address]] typename R::layer::scratch layer;
+};
+
+// A block: its residual sub-layers in order, and the storage derived from them.
+template <class... R>
+struct sublayers {
+  static constexpr std::size_t size = sizeof...(R);
+  template <std::size_t J> using at = std::tuple_element_t<J, std::tuple<R...>>;
+  template <bool Save, class Btd> using state = boost::hana::tuple<residual_state<R, Save, Btd>...>;
+  using scratch = boost::hana::tuple<residual_scratch<R>...>;
+};
+
+// ---------------------------------------------------------------- the block, described once
+template <config C, class T = float>
+using block = sublayers<
+    residual<layers::norm<C, T>, layers::attention<C, T>, &block_params<weights_config(C), T>::norm1,
+             &block_params<weights_config(C), T>::attn>,
+    residual<layers::norm<C, T>, layers::ffn<C, T>, &block_params<weights_config(C), T>::norm2,
+             &block_params<weights_config(C), T>::ffn>>;
+
+// ---------------------------------------------------------------- storage derived from the block
 // Saved activations of the whole model, and the scratch backward needs.
 template <config C, class T = float>
 struct activations {
   static_assert(check_config<C>());
   using btd = typename types<C, T>::btd;
-  using btf = typename types<C, T>::btf;
   using btv = typename types<C, T>::btv;
-  using bt = typename types<C, T>::bt;
-  using tt = tensor<T, Seq<C.T>, Seq<C.T>>;
-  using blocks_t = std::array<block_activations<C, T>, C.L>;
+  using blocks_t = std::array<typename block<C, T>::template state<true, btd>, C.L>;
+  using norm_f_t = typename layers::norm<C, T>::template state<true>;
+  using scratch_t = typename block<C, T>::scratch;
   BOOST_HANA_DEFINE_STRUCT(activations,
-                           (blocks_t, blocks),
-                           (btd, x_final), (btd, hf), (bt, mean_f), (bt, rstd_f),  // final norm
-                           (btv, logits),                                          // (B,T,V)
-                           (btv, probs),                                           // softmax; dlogits in backward
-                           (btd, y),                                               // sub-layer output scratch
-                           (btd, dx), (btd, dtmp), (btd, dq), (btd, dk), (btd, dv), (btd, dO),  // backward scratch
-                           (btf, dh), (tt, dP));
+                           (blocks_t, blocks),                            // per block, per sub-layer
+                           (btd, x_final), (btd, hf), (norm_f_t, norm_f),  // final norm: input, output, μ/rstd
+                           (btv, logits),                                  // (B,T,V)
+                           (btv, probs),                                   // softmax; dlogits in backward
+                           (btd, y),                                       // sub-layer output scratch
+                           (btd, dx), (btd, da), (scratch_t, scratch));    // backward scratch
 };
 
-// Buffers for inference (nothing is kept for backward).
+// Buffers for inference: one residual state per sub-layer, reused by every block; nothing kept.
 template <config C, class T = float>
 struct inference_state {
   static_assert(check_config<C>());
   using btd = typename types<C, T>::btd;
-  using btf = typename types<C, T>::btf;
   using btv = typename types<C, T>::btv;
-  using tt = tensor<T, Seq<C.T>, Seq<C.T>>;
+  using blocks_t = typename block<C, T>::template state<false, btd>;
+  using norm_f_t = typename layers::norm<C, T>::template state<false>;
   BOOST_HANA_DEFINE_STRUCT(inference_state,
-                           (btd, x), (btd, a), (btd, q), (btd, k), (btd, v), (btd, o), (btd, y),
-                           (btf, h), (btf, act), (tt, scores),
-                           (btv, logits));  // (B,T,V)
+                           (btd, x),                 // the residual stream
+                           (blocks_t, blocks),       // one state per sub-layer
+                           (btd, y),                 // sub-layer output
+                           (norm_f_t, norm_f), (btd, hf),
+                           (btv, logits));           // (B,T,V)
 };
 
 namespace detail {
-// logits = h W_head     h: (B,T,D)  logits: (B,T,V)
+// The forward / backward / inference loops, derived from sf::block<C, T>.
 template <config C, class T>
-constexpr void lm_head_forward(typename types<C, T>::btv& logits, const typename types<C, T>::btd& h,
-                               const params<C, T>& p) {
-  constexpr std::size_t N = C.B * C.T;
-  if constexpr (C.tied) kernels::gemm_nt<N, C.V, C.D>(logits.data(), h.data(), p.tok_emb.weight.data());  // h tok_embᵀ
-  else kernels::gemm_nn<N, C.V, C.D>(logits.data(), h.data(), p.lm_head.weight.data());
-}
+struct decoder {
+  using blk = block<C, T>;
+  using btd = typename types<C, T>::btd;
+  using btv = typename types<C, T>::btv;
+  using norm = layers::norm<C, T>;
+  static constexpr std::size_t n = blk::size;
+
+  // The input of sub-layer J of block l; J = n: the block's output, the next block's input.
+  template <std::size_t J>
+  static constexpr btd& stream(activations<C, T>& a, std::size_t l) {
+    if constexpr (J == n) return l + 1 < C.L ? boost::hana::at_c<0>(a.blocks[l + 1]).x : a.x_final;
+    else return boost::hana::at_c<J>(a.blocks[l]).x;
+  }
+  template <std::size_t J>
+  static constexpr btd& stream(inference_state<C, T>& s, std::size_t) { return s.x; }  // updated in place
+  static constexpr btd& final_stream(activations<C, T>& a) { return a.x_final; }
+  static constexpr btd& final_stream(inference_state<C, T>& s) { return s.x; }
+  template <std::size_t J>
+  static constexpr auto& state(activations<C, T>& a, std::size_t l) { return boost::hana::at_c<J>(a.blocks[l]); }
+  template <std::size_t J>
+  static constexpr auto& state(inference_state<C, T>& s, std::size_t) { return boost::hana::at_c<J>(s.blocks); }
+
+  // logits = h W_head     h: (B,T,D)  logits: (B,T,V)
+  static constexpr void lm_head_forward(btv& logits, const btd& h, const params<C, T>& p) {
+    if constexpr (C.tied) matmul_nt(logits, h, p.tok_emb.weight);  // h tok_embᵀ
+    else matmul(logits, h, p.lm_head.weight);
+  }
+
+  // out = in + Layer(Norm(in)) for sub-layer J of block l (out may be in: inference)
+  template <std::size_t J, class S>
+  static constexpr void sublayer_forward(const block_params<weights_config(C), T>& bp, S& s, std::size_t l,
+                                         const padding_t<C>* pad) {
+    using R = typename blk::template at<J>;
+    auto& st = state<J>(s, l);
+    const btd& in = stream<J>(s, l);
+    btd& out = stream<J + 1>(s, l);
+    R::norm::forward(st.a, in, R::norm_of(bp), st.norm, pad);
+    R::layer::forward(s.y, st.a, R::layer_of(bp), st.layer, pad);
+    for (std::size_t i = 0; i < btd::size; ++i) out[i] = in[i] + s.y[i];
+  }
+
+  // Embedding, every block, final norm and head. S: activations (saving) or inference_state.
+  template <class S>
+  static constexpr void forward(const params<C, T>& p, S& s, const tokens_t<C>& tokens, const padding_t<C>* pad) {
+    layers::embedding<C, T>::forward(stream<0>(s, 0), tokens, p);
+    for (std::size_t l = 0; l < C.L; ++l)
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (sublayer_forward<J>(p.blocks[l], s, l, pad), ...);
+      }(std::make_index_sequence<n>{});
+    norm::forward(s.hf, final_stream(s), p.norm_f, s.norm_f, pad);
+    lm_head_forward(s.logits, s.hf, p);
+  }
+
+  // Given dx = d loss / d out of sub-layer J of block l: dx ← d loss / d in (+= the residual path).
+  template <std::size_t J>
+  static constexpr void sublayer_backward(const block_params<weights_config(C), T>& bp,
+                                          block_params<weights_config(C), T>& gb, activations<C, T>& a,
+                                          std::size_t l) {
+    using R = typename blk::template at<J>;
+    const auto& st = state<J>(a, l);
+    auto& w = boost::hana::at_c<J>(a.scratch);
+    R::layer::backward(a.da, R::layer_of(gb), a.dx, st.a, R::layer_of(bp), st.layer, w.layer);  // d Layer input
+    R::norm::backward(a.da, R::norm_of(gb), a.da, st.x, R::norm_of(bp), st.norm, w.norm);      // d Norm input
+    a.dx += a.da;                                                                              // + residual
+  }
+
+  static constexpr void backward(const params<C, T>& p, params<C, T>& g, activations<C, T>& a,
+                                 const tokens_t<C>& tokens, const targets_t<C>& targets) {
+    auto& dlogits = a.probs;  // overwritten in place
+    layers::cross_entropy<C, T>::backward(dlogits, a.probs, targets);
+    // h W_head:  dh = dlogits W_headᵀ,  dW_head += hᵀ dlogits
+    if constexpr (C.tied) {
+      matmul(a.da, dlogits, p.tok_emb.weight);                      // dh = dlogits tok_emb
+      matmul_tn(g.tok_emb.weight, dlogits, a.hf, sf::accumulate);  // dtok_emb += dlogitsᵀ h
+    } else {
+      matmul_backward_input(a.da, dlogits, p.lm_head.weight);
+      matmul_backward_weight(g.lm_head.weight, a.hf, dlogits);
+    }
+    typename norm::scratch none_needed{};
+    norm::backward(a.dx, g.norm_f, a.da, a.x_final, p.norm_f, a.norm_f, none_needed);
+    for (std::size_t l = C.L; l-- > 0;)
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (sublayer_backward<n - 1 - J>(p.blocks[l], g.blocks[l], a, l), ...);  // last sub-layer first
+      }(std::make_index_sequence<n>{});
+    layers::embedding<C, T>::backward(g, a.dx, tokens);
+  }
+};
 }  // namespace detail
 
 // Forward with saved activations; returns the mean loss and leaves the logits in a.logits.
 // tokens, targets, padding: (B,T); padding may be null (no padding).
 template <config C, class T>
-T forward(const params<C, T>& p, activations<C, T>& a, const tokens_t<C>& tokens, const targets_t<C>& targets,
-          const padding_t<C>* padding = nullptr) {
-  using norm = layers::norm<C, T>;
-  layers::embedding<C, T>::forward(a.blocks[0].x, tokens, p);
-  for (std::size_t l = 0; l < C.L; ++l) {
-    auto& s = a.blocks[l];
-    const auto& w = p.blocks[l];
-    auto& x_out = l + 1 < C.L ? a.blocks[l + 1].x : a.x_final;
-    norm::forward(s.a, s.x, w.norm1, &s.mean1, &s.rstd1);
-    layers::attention<C, T>::forward(a.y, s.q, s.k, s.v, s.o, s.probs.data(), true, s.a, w.attn, padding);
-    for (std::size_t i = 0; i < s.x.size; ++i) s.xm[i] = s.x[i] + a.y[i];
-    norm::forward(s.f, s.xm, w.norm2, &s.mean2, &s.rstd2);
-    layers::ffn<C, T>::forward(a.y, s.h, s.act, s.f, w.ffn);
-    for (std::size_t i = 0; i < s.x.size; ++i) x_out[i] = s.xm[i] + a.y[i];
-  }
-  norm::forward(a.hf, a.x_final, p.norm_f, &a.mean_f, &a.rstd_f);
-  detail::lm_head_forward<C, T>(a.logits, a.hf, p);
+constexpr T forward(const params<C, T>& p, activations<C, T>& a, const tokens_t<C>& tokens,
+                    const targets_t<C>& targets, const padding_t<C>* padding = nullptr) {
+  detail::decoder<C, T>::forward(p, a, tokens, padding);
   return layers::cross_entropy<C, T>::forward(a.probs, a.logits, targets);
 }
 
 // Backward after forward on the same inputs: grads += d loss / d params.
+// (The padding mask is already folded into the saved probabilities.)
 template <config C, class T>
-void backward(const params<C, T>& p, params<C, T>& g, activations<C, T>& a, const tokens_t<C>& tokens,
-              const targets_t<C>& targets, const padding_t<C>* padding = nullptr) {
-  (void)padding;  // the mask is already folded into the saved probabilities
-  using norm = layers::norm<C, T>;
-  constexpr std::size_t N = C.B * C.T;
-  auto& dlogits = a.probs;  // overwritten in place
-  layers::cross_entropy<C, T>::backward(dlogits, a.probs, targets);
-  // h W_head:  dh = dlogits W_headᵀ,  dW_head += hᵀ dlogits
-  if constexpr (C.tied) {
-    kernels::gemm_nn<N, C.D, C.V>(a.dtmp.data(), dlogits.data(), p.tok_emb.weight.data());
-    kernels::gemm_tn<C.V, C.D, N, C.V, C.D, C.D, true>(g.tok_emb.weight.data(), dlogits.data(), a.hf.data());
-  } else {
-    kernels::gemm_nt<N, C.D, C.V>(a.dtmp.data(), dlogits.data(), p.lm_head.weight.data());
-    kernels::gemm_tn<C.D, C.V, N, C.D, C.V, C.V, true>(g.lm_head.weight.data(), a.hf.data(), dlogits.data());
-  }
-  norm::backward(a.dx, g.norm_f, a.dtmp, a.x_final, p.norm_f, a.mean_f, a.rstd_f);
-  for (std::size_t l = C.L; l-- > 0;) {
-    auto& s = a.blocks[l];
-    const auto& w = p.blocks[l];
-    auto& gw = g.blocks[l];
-    // x_out = xm + ffn(norm2(xm))
-    layers::ffn<C, T>::backward(a.dtmp, gw.ffn, a.dh, a.dx, s.f, s.h, s.act, w.ffn);
-    norm::backward(a.dtmp, gw.norm2, a.dtmp, s.xm, w.norm2, s.mean2, s.rstd2);
-    a.dx += a.dtmp;
-    // xm = x + attn(norm1(x))
-    layers::attention<C, T>::backward(a.dtmp, gw.attn, a.dq, a.dk, a.dv, a.dO, a.dP, a.dx, s.a, s.q, s.k, s.v,
-                                      s.o, s.probs, w.attn);
-    norm::backward(a.dtmp, gw.norm1, a.dtmp, s.x, w.norm1, s.mean1, s.rstd1);
-    a.dx += a.dtmp;
-  }
-  layers::embedding<C, T>::backward(g, a.dx, tokens);
+constexpr void backward(const params<C, T>& p, params<C, T>& g, activations<C, T>& a, const tokens_t<C>& tokens,
+                        const targets_t<C>& targets, const padding_t<C>* = nullptr) {
+  detail::decoder<C, T>::backward(p, g, a, tokens, targets);
 }
 
-// Inference forward: logits only, nothing saved. Runs in constant expressions too.
+// Inference: the same forward, saving nothing; logits in s.logits. Runs in constant expressions too.
 template <config C, class T>
 constexpr void infer(const params<C, T>& p, inference_state<C, T>& s, const tokens_t<C>& tokens,
                      const padding_t<C>* padding = nullptr) {
-  using norm = layers::norm<C, T>;
-  layers::embedding<C, T>::forward(s.x, tokens, p);
-  for (std::size_t l = 0; l < C.L; ++l) {
-    const auto& w = p.blocks[l];
-    norm::forward(s.a, s.x, w.norm1, nullptr, nullptr);
-    layers::attention<C, T>::forward(s.y, s.q, s.k, s.v, s.o, s.scores.data(), false, s.a, w.attn, padding);
-    s.x += s.y;
-    norm::forward(s.a, s.x, w.norm2, nullptr, nullptr);
-    layers::ffn<C, T>::forward(s.y, s.h, s.act, s.a, w.ffn);
-    s.x += s.y;
-  }
-  norm::forward(s.a, s.x, p.norm_f, nullptr, nullptr);
-  detail::lm_head_forward<C, T>(s.logits, s.a, p);
+  detail::decoder<C, T>::forward(p, s, tokens, padding);
 }
-
-// A small, portable PRNG (splitmix64): the same numbers on every platform, constexpr.
-struct splitmix64 {
-  std::uint64_t state;
-  constexpr std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  constexpr double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  constexpr double normal() {                                                              // Box–Muller
-    const double u1 = 1.0 - uniform(), u2 = uniform();
-    return math::sqrt(-2.0 * math::log(u1)) * math::cos(6.283185307179586 * u2);
-  }
-};
-
-// GPT-2 style initialisation: matrices ~ N(0, 0.02) (the residual projections wo and
-// w2 scaled by 1/√(2L)), norm weights 1, biases 0. Deterministic for a seed; constexpr.
-// (Takes model_params<C', T> so that C' — the batch-free config — is deduced: sf::init_params(p, seed).)
-template <config C, class T>
-constexpr void init_params(model_params<C, T>& p, std::uint64_t seed, double std = 0.02) {
-  splitmix64 rng{seed};
-  const double resid_std = std / math::sqrt(2.0 * static_cast<double>(C.L));
-  visit(
-      [&](const param_name& name, auto& t) {
-        using X = std::remove_cvref_t<decltype(t)>;
-        if constexpr (X::rank == 1) {
-          t.fill(name.ends_with("weight") ? T{1} : T{0});  // norm gains 1, biases 0
-        } else {
-          const double s = name.ends_with("wo") || name.ends_with("w2") ? resid_std : std;
-          for (auto& e : t) e = static_cast<T>(rng.normal() * s);
-        }
-      },
-      p);
-}
-
-// Bytes of each part of a configuration's storage (all compile-time constants).
-template <config C, class T = float>
-struct memory_footprint {
-  static constexpr std::size_t parameters = sizeof(params<C, T>);
-  static constexpr std::size_t gradients = sizeof(params<C, T>);
-  static constexpr std::size_t activations = sizeof(sf::activations<C, T>);
-  static constexpr std::size_t inference = sizeof(inference_state<C, T>);
-  static constexpr std::size_t adam_moments = 2 * sizeof(params<C, T>);
-  static constexpr std::size_t training_total = parameters + gradients + activations + adam_moments;
-  static constexpr std::size_t parameter_count = sf::parameter_count<params<C, T>>;
-};
 
 }  // namespace sf

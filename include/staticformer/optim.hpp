@@ -51,7 +51,7 @@ struct adamw_coeffs {
 // compile-time length let the compiler vectorise it (the square root too, where
 // errno need not be kept: -fno-math-errno, as examples/train is built).
 template <std::size_t N, class E>
-void adamw_update(E* __restrict p, const E* __restrict g, E* __restrict m, E* __restrict v,
+constexpr void adamw_update(E* __restrict p, const E* __restrict g, E* __restrict m, E* __restrict v,
                   const adamw_coeffs<E>& k, bool decay) {
   const E step_size = k.step_size, bc2_sqrt = k.bc2_sqrt, b1 = k.b1, b2 = k.b2, eps = k.eps;
   const E c1 = k.one_minus_b1, c2 = k.one_minus_b2, keep = k.keep;
@@ -63,7 +63,7 @@ void adamw_update(E* __restrict p, const E* __restrict g, E* __restrict m, E* __
     const E vi = v[i] * b2 + c2 * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    const E denom = std::sqrt(vi) / bc2_sqrt + eps;
+    const E denom = math::sqrt(vi) / bc2_sqrt + eps;  // IEEE √ (correctly rounded) at run and compile time
     p[i] = p[i] + (-step_size) * (mi / denom);
   }
 }
@@ -98,26 +98,27 @@ struct adamw {
   S v;                 // second moments
   std::int64_t t = 0;  // updates done so far (PyTorch's `step`)
 
-  void reset() {
+  constexpr void reset() {
     zero(m);
     zero(v);
     t = 0;
   }
 
   // One update of `params` with gradients `grads` and learning rate `lr`.
-  void step(S& params, const S& grads, double lr) {
+  constexpr void step(S& params, const S& grads, double lr) {
     t += 1;
     const adamw_options o = options;
-    // Scalars in double, then rounded once to float, as PyTorch's Python code does.
-    const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(t));
-    const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(t));
+    // Scalars in double, then rounded once to float, as PyTorch's Python code does (β^t by
+    // cx::powi, correctly rounded, the same code at compile and run time).
+    const double bc1 = 1.0 - cx::powi(o.beta1, t);
+    const double bc2 = 1.0 - cx::powi(o.beta2, t);
     visit(
         [&](const param_name&, auto& p, const auto& g, auto& mt, auto& vt) {
           using X = std::remove_cvref_t<decltype(p)>;
           using E = typename X::value_type;  // float, or double for a double model
           detail::adamw_coeffs<E> k;
           k.step_size = static_cast<E>(lr / bc1);
-          k.bc2_sqrt = static_cast<E>(std::sqrt(bc2));
+          k.bc2_sqrt = static_cast<E>(math::sqrt(bc2));
           k.b1 = static_cast<E>(o.beta1);
           k.b2 = static_cast<E>(o.beta2);
           k.eps = static_cast<E>(o.eps);
@@ -154,12 +155,12 @@ struct sgd {
   S buf;               // momentum buffers
   std::int64_t t = 0;  // updates done so far
 
-  void reset() {
+  constexpr void reset() {
     zero(buf);
     t = 0;
   }
 
-  void step(S& params, const S& grads, double lr) {
+  constexpr void step(S& params, const S& grads, double lr) {
     t += 1;
     const sgd_options o = options;
     const bool first = t == 1;

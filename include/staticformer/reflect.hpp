@@ -108,37 +108,30 @@ constexpr void visit_at(const param_name& name, F& f, S& s, Ss&... ss) {
   }
 }
 
-template <class S>
-constexpr std::size_t count_leaves_of() {
+// Σ over the tensors of S of Leaf(tensor type): elements (Leaf = size) or tensors (Leaf = 1).
+template <class S, class Leaf>
+constexpr std::size_t count_of(Leaf leaf) {
   using U = std::remove_cvref_t<S>;
   if constexpr (std::is_same_v<U, none>) return 0;
-  else if constexpr (is_tensor<U>::value) return U::size;
+  else if constexpr (is_tensor<U>::value) return leaf(static_cast<const U*>(nullptr));
   else if constexpr (is_std_array<U>::value)
-    return std::tuple_size_v<U> * count_leaves_of<typename U::value_type>();
+    return std::tuple_size_v<U> * count_of<typename U::value_type>(leaf);
   else {
     std::size_t n = 0;
     boost::hana::for_each(boost::hana::accessors<U>(), [&](auto pair) {
       using M = decltype(boost::hana::second(pair)(std::declval<U&>()));
-      n += count_leaves_of<M>();
+      n += count_of<M>(leaf);
     });
     return n;
   }
 }
 template <class S>
+constexpr std::size_t count_leaves_of() {
+  return count_of<S>([](const auto* t) { return std::remove_cvref_t<decltype(*t)>::size; });
+}
+template <class S>
 constexpr std::size_t count_tensors_of() {
-  using U = std::remove_cvref_t<S>;
-  if constexpr (std::is_same_v<U, none>) return 0;
-  else if constexpr (is_tensor<U>::value) return 1;
-  else if constexpr (is_std_array<U>::value)
-    return std::tuple_size_v<U> * count_tensors_of<typename U::value_type>();
-  else {
-    std::size_t n = 0;
-    boost::hana::for_each(boost::hana::accessors<U>(), [&](auto pair) {
-      using M = decltype(boost::hana::second(pair)(std::declval<U&>()));
-      n += count_tensors_of<M>();
-    });
-    return n;
-  }
+  return count_of<S>([](const auto*) { return std::size_t{1}; });
 }
 }  // namespace detail
 

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "staticformer/axis.hpp"
+#include "staticformer/shape_error.hpp"
 
 namespace sf {
 
@@ -53,12 +54,17 @@ struct tensor {
   // Row-major offset of a multi-index; one index per axis.
   template <class... I>
   static constexpr std::size_t offset(I... idx) noexcept {
-    static_assert(sizeof...(I) == rank,
-                  "sf::tensor::operator(): wrong number of indices — give exactly one index per axis "
-                  "(the tensor's rank); use operator[] for a flat index");
-    std::size_t o = 0, k = 0;
-    ((o = o * extents[k++] + static_cast<std::size_t>(idx)), ...);
-    return o;
+    if constexpr (sizeof...(I) != rank) {
+      SF_SHAPE_ERROR("sf::tensor::operator(): wrong number of indices - give exactly one index per axis "
+                     "(the rank of the tensor); use operator[] for a flat index",
+                     shape_error::index<shape_error::role_t<shape_error::x_is, shape_type>,
+                                        shape_error::indices<sizeof...(I)>>);
+      return 0;
+    } else {
+      std::size_t o = 0, k = 0;
+      ((o = o * extents[k++] + static_cast<std::size_t>(idx)), ...);
+      return o;
+    }
   }
   template <class... I> constexpr T& operator()(I... idx) noexcept { return data_[offset(idx...)]; }
   template <class... I> constexpr const T& operator()(I... idx) const noexcept { return data_[offset(idx...)]; }
@@ -120,9 +126,12 @@ inline constexpr bool same_shape_v =
 namespace detail {
 template <class A, class B>
 constexpr void check_elementwise() {
-  static_assert(same_shape_v<A, B>,
-                "sf::tensor element-wise op: the two shapes differ (sizes or axis identities); "
-                "both operands must have exactly the same axes — transpose or reshape one of them");
+  if constexpr (!same_shape_v<A, B>) {
+    SF_SHAPE_ERROR("sf::tensor element-wise op: the two shapes differ (sizes or axis identities); "
+                   "both operands must have exactly the same axes - transpose or reshape one of them",
+                   shape_error::elementwise<shape_error::role_t<shape_error::lhs_is, typename A::shape_type>,
+                                            shape_error::role_t<shape_error::rhs_is, typename B::shape_type>>);
+  }
 }
 }  // namespace detail
 

@@ -29,7 +29,7 @@
 //   * nn and tn read A in place (nn: a(i,k) = A[i·lda + k], tn: a(i,k) = A[k·lda + i]).
 //     B is read in place when its rows are contiguous along N (nn, tn); for nt the
 //     slice of B a column panel needs (KC × NV·W) is transposed once (W×W register
-//     transposes) into a thread_local buffer of compile-time size and reused by all
+//     transposes) into a static buffer of compile-time size and reused by all
 //     row tiles. For large nn/tn products whose B row stride is a multiple of 256 B
 //     the slice is copied the same way, which avoids L1 set conflicts; for large tn
 //     products with such an A, blocks of A are copied with a padded row stride too.
@@ -37,7 +37,7 @@
 //     the KC × NV·W slice of B stays in L1 while the row tiles stream A from L2.
 //
 // No heap, nothing big on the stack. The only storage beyond registers is two packing
-// buffers (static, thread_local, sizes fixed at compile time: 16 KiB + 28 KiB for AVX-512).
+// buffers (static, sizes fixed at compile time: 16 KiB + 28 KiB for AVX-512).
 // C must not overlap A, B or bias.
 #pragma once
 #include <cstddef>
@@ -203,12 +203,18 @@ SF_KERNEL_NOINLINE void pack_copy(T* SF_RESTRICT P, std::size_t ldp, const T* SF
   }
 }
 
-// The packing buffers: one per thread, compile-time size, never on the heap or the stack.
+// The packing buffers: static storage of compile-time size (one per backend, element type and
+// use), never on the heap or the stack, and not thread_local, so the kernels link on a
+// single-threaded bare-metal target. The products of one program therefore run one at a time
+// (see the README's "Threads").
+template <class V, class T, std::size_t N, int Use>
+struct static_buffer {
+  alignas(64) static inline T data[N];
+};
 // B slices: pack_kc × the widest tile (16 KiB for AVX-512).
 template <class V, class T>
 inline T* pack_buffer() {
-  alignas(64) static thread_local T buf[pack_kc * max_tile_cols<V>];
-  return buf;
+  return static_buffer<V, T, pack_kc * max_tile_cols<V>, 0>::data;
 }
 // A blocks of gemm_tn: pack_kc rows × a_chunk<V> columns, row stride padded by one vector
 // (28 KiB for AVX-512).
@@ -216,8 +222,7 @@ template <class V> inline constexpr std::size_t a_chunk = 16 * tiling<V, max_til
 template <class V> inline constexpr std::size_t a_chunk_ld = a_chunk<V> + V::width;
 template <class V, class T>
 inline T* a_buffer() {
-  alignas(64) static thread_local T buf[pack_kc * a_chunk_ld<V>];
-  return buf;
+  return static_buffer<V, T, pack_kc * a_chunk_ld<V>, 1>::data;
 }
 
 // ---------------------------------------------------------------- the blocked driver
@@ -385,13 +390,13 @@ void gemm_tn_with(T* C, const T* A, const T* B) {
   }
 }
 
+// The entry points: the naive reference during constant evaluation (it rounds as the tiles do),
+// the native backend at run time. (The stride checks are in the *_with functions, which are
+// instantiated either way.)
 // C (M,N) (=|+=) A (M,K) · B (K,N) (+ bias (N))
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = K, std::size_t ldb = N,
           std::size_t ldc = N, bool Acc = false, class T>
 constexpr void gemm_nn(T* C, const T* A, const T* B, const T* bias = nullptr) {
-  static_assert(detail::stride_ok<M, K, lda> && detail::stride_ok<K, N, ldb> && detail::stride_ok<M, N, ldc>,
-                "sf::kernels::gemm_nn: a row stride is shorter than its row (A (M,K) needs lda >= K, B (K,N) "
-                "ldb >= N, C (M,N) ldc >= N)");
   if (std::is_constant_evaluated()) ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
   else gemm_nn_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
 }
@@ -399,9 +404,6 @@ constexpr void gemm_nn(T* C, const T* A, const T* B, const T* bias = nullptr) {
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = K, std::size_t ldb = K,
           std::size_t ldc = N, bool Acc = false, class T>
 constexpr void gemm_nt(T* C, const T* A, const T* B) {
-  static_assert(detail::stride_ok<M, K, lda> && detail::stride_ok<N, K, ldb> && detail::stride_ok<M, N, ldc>,
-                "sf::kernels::gemm_nt: a row stride is shorter than its row (A (M,K) needs lda >= K, B (N,K) "
-                "ldb >= K, C (M,N) ldc >= N)");
   if (std::is_constant_evaluated()) ref::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
   else gemm_nt_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B);
 }
@@ -409,9 +411,6 @@ constexpr void gemm_nt(T* C, const T* A, const T* B) {
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = M, std::size_t ldb = N,
           std::size_t ldc = N, bool Acc = false, class T>
 constexpr void gemm_tn(T* C, const T* A, const T* B) {
-  static_assert(detail::stride_ok<K, M, lda> && detail::stride_ok<K, N, ldb> && detail::stride_ok<M, N, ldc>,
-                "sf::kernels::gemm_tn: a row stride is shorter than its row (A (K,M) needs lda >= M, B (K,N) "
-                "ldb >= N, C (M,N) ldc >= N)");
   if (std::is_constant_evaluated()) ref::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(C, A, B);
   else gemm_tn_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B);
 }

@@ -21,10 +21,12 @@
 // polynomials were fitted for this file (mpmath chebyfit, degree 6 in x² on [0, 0.81] and
 // degree 7 in t on [1/3, 1/1.45]; fit error 3e-10 and 1.1e-9 relative).
 //
-// These are run-time helpers; with the scalar<float> backend they are also constexpr.
+// All are constexpr: with the scalar backend, or with a vector backend's emulated twin
+// (simd/emulated.hpp) for bit-identical compile-time results.
 #pragma once
 #include <cstddef>
 #include <limits>
+#include <type_traits>
 
 #include "staticformer/simd.hpp"
 
@@ -105,76 +107,120 @@ constexpr typename V::reg verf(typename V::reg x) {
 }
 
 // ---------------------------------------------------------------- rows
+// The row helpers are constexpr: during constant evaluation they run the same code with
+// twin<V> (simd/emulated.hpp), so compile-time results are bit-identical to run-time ones.
 namespace detail {
+// k.template operator()<W>() with W = V at run time and W = twin<V> in a constant expression.
+template <class V, class K>
+constexpr decltype(auto) dispatch(K&& k) {
+  if (std::is_constant_evaluated()) return k.template operator()<twin<V>>();
+  return k.template operator()<V>();
+}
 // y[i] = f(x[i]) for i < N: full vectors, then one partial vector (extra lanes are 0 on input
 // and never stored).
 template <class V, std::size_t N, class F>
-inline void map_row(float* y, const float* x, F f) {
+constexpr void map_row(float* y, const float* x, F f) {
   constexpr std::size_t W = V::width, full = N / W * W;
   for (std::size_t i = 0; i < full; i += W) V::store(y + i, f(V::load(x + i)));
   if constexpr (full < N) V::store_partial(y + full, f(V::load_partial(x + full, N - full)), N - full);
+}
+// y[i] = f(a[i], b[i]) for i < N, the same way.
+template <class V, std::size_t N, class F>
+constexpr void map_row2(float* y, const float* a, const float* b, F f) {
+  constexpr std::size_t W = V::width, full = N / W * W;
+  for (std::size_t i = 0; i < full; i += W) V::store(y + i, f(V::load(a + i), V::load(b + i)));
+  if constexpr (full < N)
+    V::store_partial(y + full, f(V::load_partial(a + full, N - full), V::load_partial(b + full, N - full)), N - full);
 }
 }  // namespace detail
 
 // y = e^x, y and x (N), may alias.          Naive reference: for i < N: y[i] = std::exp(x[i]);
 template <std::size_t N, class V = native<float>>
-inline void exp_row(float* y, const float* x) {
-  detail::map_row<V, N>(y, x, [](typename V::reg v) { return vexp<V>(v); });
+constexpr void exp_row(float* y, const float* x) {
+  detail::dispatch<V>([&]<class W>() { detail::map_row<W, N>(y, x, [](typename W::reg v) { return vexp<W>(v); }); });
 }
 // y = tanh(x), y and x (N), may alias.      Naive reference: for i < N: y[i] = std::tanh(x[i]);
 template <std::size_t N, class V = native<float>>
-inline void tanh_row(float* y, const float* x) {
-  detail::map_row<V, N>(y, x, [](typename V::reg v) { return vtanh<V>(v); });
+constexpr void tanh_row(float* y, const float* x) {
+  detail::dispatch<V>([&]<class W>() { detail::map_row<W, N>(y, x, [](typename W::reg v) { return vtanh<W>(v); }); });
 }
 // GELU, exact form: y = x Φ(x) = x/2 (1 + erf(x/√2)), y and x (N), may alias.
 // Naive reference: for i < N: y[i] = 0.5f * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0f)));
 template <std::size_t N, class V = native<float>>
-inline void gelu_row(float* y, const float* x) {
-  detail::map_row<V, N>(y, x, [](typename V::reg v) {
-    const typename V::reg h = V::mul(V::set1(0.5f), v);
-    return V::fmadd(h, verf<V>(V::mul(v, V::set1(0.70710678118654752f))), h);  // x/2 + x/2 erf(x/√2)
+constexpr void gelu_row(float* y, const float* x) {
+  detail::dispatch<V>([&]<class W>() {
+    detail::map_row<W, N>(y, x, [](typename W::reg v) {
+      const typename W::reg h = W::mul(W::set1(0.5f), v);
+      return W::fmadd(h, verf<W>(W::mul(v, W::set1(0.70710678118654752f))), h);  // x/2 + x/2 erf(x/√2)
+    });
   });
 }
 // GELU, tanh form (GPT-2): y = x/2 (1 + tanh(√(2/π) (x + 0.044715 x³))), y and x (N), may alias.
 // Naive reference: for i < N: y[i] = 0.5f*x[i]*(1 + std::tanh(0.7978845608f*(x[i] + 0.044715f*x[i]*x[i]*x[i])));
 template <std::size_t N, class V = native<float>>
-inline void gelu_tanh_row(float* y, const float* x) {
-  detail::map_row<V, N>(y, x, [](typename V::reg v) {
-    const typename V::reg h = V::mul(V::set1(0.5f), v);
-    const typename V::reg v3 = V::mul(V::mul(v, v), v);
-    const typename V::reg u = V::mul(V::set1(0.79788456080286536f), V::fmadd(V::set1(0.044715f), v3, v));
-    return V::fmadd(h, vtanh<V>(u), h);  // x/2 + x/2 tanh(u)
+constexpr void gelu_tanh_row(float* y, const float* x) {
+  detail::dispatch<V>([&]<class W>() {
+    detail::map_row<W, N>(y, x, [](typename W::reg v) {
+      const typename W::reg h = W::mul(W::set1(0.5f), v);
+      const typename W::reg v3 = W::mul(W::mul(v, v), v);
+      const typename W::reg u = W::mul(W::set1(0.79788456080286536f), W::fmadd(W::set1(0.044715f), v3, v));
+      return W::fmadd(h, vtanh<W>(u), h);  // x/2 + x/2 tanh(u)
+    });
+  });
+}
+
+// The one softmax kernel of the library (attention rows, the loss, softmax_row below).
+// x[i] = e^{s·x[i] - m} / Σ_j e^{s·x[j] - m} for i < n, m = max_i s·x[i], s = scale; -inf
+// entries (masked keys) give 0; a row with no finite entry (or n = 0) becomes all 0.
+// Returns m and the sum Σ_j e^{s·x[j] - m} before normalisation (for the loss: log Σ + m).
+// Naive reference: the formula, in double.
+struct softmax_stats {
+  float max, sum;
+};
+template <class V = native<float>>
+constexpr softmax_stats softmax_scaled(float* x, std::size_t n, float scale) {
+  return detail::dispatch<V>([&]<class W>() {
+    using reg = typename W::reg;
+    constexpr std::size_t Wd = W::width;
+    constexpr float ninf = -std::numeric_limits<float>::infinity();
+    const std::size_t full = n / Wd * Wd, tail = n - full;
+    const reg vsc = W::set1(scale);
+    float m = ninf;  // m = max_i s·x[i]  (max is exact: the order does not matter)
+    if (full > 0) {
+      reg vm = W::set1(ninf);
+      for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(x + i), vsc));
+      m = W::hmax(vm);
+    }
+    for (std::size_t i = full; i < n; ++i) m = x[i] * scale > m ? x[i] * scale : m;
+    if (m == ninf) {  // nothing allowed: 0
+      for (std::size_t i = 0; i < n; ++i) x[i] = 0.0f;
+      return softmax_stats{ninf, 0.0f};
+    }
+    const reg mv = W::set1(m);
+    reg acc = W::zero();  // Σ e^{s·x - m}, x[i] = e^{s·x[i] - m}
+    for (std::size_t i = 0; i < full; i += Wd) {
+      const reg e = vexp<W>(W::sub(W::mul(W::load(x + i), vsc), mv));
+      W::store(x + i, e);
+      acc = W::add(acc, e);
+    }
+    if (tail) {
+      W::store_partial(x + full, vexp<W>(W::sub(W::mul(W::load_partial(x + full, tail), vsc), mv)), tail);
+      acc = W::add(acc, W::load_partial(x + full, tail));  // re-read: the extra lanes are 0
+    }
+    const float sum = W::hsum(acc);
+    const reg r = W::set1(1.0f / sum);  // x[i] /= Σ
+    for (std::size_t i = 0; i < full; i += Wd) W::store(x + i, W::mul(W::load(x + i), r));
+    if (tail) W::store_partial(x + full, W::mul(W::load_partial(x + full, tail), r), tail);
+    return softmax_stats{m, sum};
   });
 }
 
 // Softmax of one row in place: x = e^{x - max x} / Σ e^{x - max x}, x (N).
-// -inf entries (masked attention) give 0; a row of only -inf gives NaN.
+// -inf entries (masked attention) give 0; a row of only -inf gives 0.
 // Naive reference: m = max_i x[i]; s = Σ_i e^{x[i]-m}; for i < N: x[i] = e^{x[i]-m} / s;
 template <std::size_t N, class V = native<float>>
-inline void softmax_row(float* x) {
-  using reg = typename V::reg;
-  constexpr std::size_t W = V::width, full = N / W * W, tail = N - full;
-  float m = -std::numeric_limits<float>::infinity();  // m = max_i x[i]
-  if constexpr (full > 0) {
-    reg mv = V::load(x);
-    for (std::size_t i = W; i < full; i += W) mv = V::max(mv, V::load(x + i));
-    m = V::hmax(mv);
-  }
-  for (std::size_t i = full; i < N; ++i) m = x[i] > m ? x[i] : m;
-  const reg mv = V::set1(m);
-  reg s = V::zero();  // s = Σ_i e^{x[i] - m}, x[i] = e^{x[i] - m}
-  for (std::size_t i = 0; i < full; i += W) {
-    const reg e = vexp<V>(V::sub(V::load(x + i), mv));
-    V::store(x + i, e);
-    s = V::add(s, e);
-  }
-  if constexpr (tail > 0) {
-    V::store_partial(x + full, vexp<V>(V::sub(V::load_partial(x + full, tail), mv)), tail);
-    s = V::add(s, V::load_partial(x + full, tail));  // re-read: the extra lanes are 0
-  }
-  const reg r = V::set1(1.0f / V::hsum(s));  // x[i] /= s
-  for (std::size_t i = 0; i < full; i += W) V::store(x + i, V::mul(V::load(x + i), r));
-  if constexpr (tail > 0) V::store_partial(x + full, V::mul(V::load_partial(x + full, tail), r), tail);
+constexpr void softmax_row(float* x) {
+  softmax_scaled<V>(x, N, 1.0f);
 }
 
 }  // namespace sf::simd

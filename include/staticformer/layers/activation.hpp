@@ -41,7 +41,7 @@ struct activation {
 
   // f'(x) on a SIMD register, the same formulas as df (float, run time).
   template <class V>
-  static typename V::reg vdf(typename V::reg x) {
+  static constexpr typename V::reg vdf(typename V::reg x) {
     using reg = typename V::reg;
     if constexpr (A == activation_kind::relu) {
       return V::select(V::lt(V::zero(), x), V::set1(1.0f), V::zero());
@@ -60,25 +60,23 @@ struct activation {
   }
 
   // y = f(x)          y, x: (n)
+  // (float: the vectorised rows of kernels/vmath.hpp, bit-identical at compile and run time)
   template <std::size_t n>
   static constexpr void forward(T* y, const T* x) {
     if constexpr (std::is_same_v<T, float> && A != activation_kind::relu) {
-      if (!std::is_constant_evaluated()) {
-        if constexpr (A == activation_kind::gelu) simd::gelu_row<n>(y, x);
-        else simd::gelu_tanh_row<n>(y, x);
-        return;
-      }
+      if constexpr (A == activation_kind::gelu) simd::gelu_row<n>(y, x);
+      else simd::gelu_tanh_row<n>(y, x);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) y[i] = f(x[i]);
     }
-    for (std::size_t i = 0; i < n; ++i) y[i] = f(x[i]);
   }
   // dx = dy ⊙ f'(x)   dx, dy, x: (n); dx may alias dy
   template <std::size_t n>
-  static void backward(T* dx, const T* dy, const T* x) {
+  static constexpr void backward(T* dx, const T* dy, const T* x) {
     if constexpr (std::is_same_v<T, float>) {
-      using V = simd::native<float>;
-      constexpr std::size_t W = V::width, full = n / W * W;
-      for (std::size_t i = 0; i < full; i += W) V::store(dx + i, V::mul(V::load(dy + i), vdf<V>(V::load(x + i))));
-      for (std::size_t i = full; i < n; ++i) dx[i] = dy[i] * df(x[i]);
+      simd::detail::dispatch<simd::native<float>>([&]<class W>() {
+        simd::detail::map_row2<W, n>(dx, dy, x, [](typename W::reg g, typename W::reg v) { return W::mul(g, vdf<W>(v)); });
+      });
     } else {
       for (std::size_t i = 0; i < n; ++i) dx[i] = dy[i] * df(x[i]);
     }

@@ -5,6 +5,9 @@
 // heads are concatenated in order, then y = O W_O + b_O.
 // Mask: query i may attend key j iff j ≤ i and token j is not padding. A row with no
 // allowed key has P = 0, so its output is 0 and it passes no gradient (never NaN).
+// Every product goes through the shape-checked entry points of matmul.hpp, on typed
+// views: a head is a (T, d_k) view with row stride D (sf::head), a causal row block a
+// (rows, keys) view of P. Layer interface (see model.hpp): state<Save>, scratch, forward, backward.
 #pragma once
 #include <cstddef>
 #include <algorithm>
@@ -14,10 +17,9 @@
 #include <utility>
 
 #include "staticformer/config.hpp"
-#include "staticformer/kernels/bias.hpp"
-#include "staticformer/kernels/gemm.hpp"
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/layers/position.hpp"
+#include "staticformer/matmul.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/params.hpp"
 
@@ -32,10 +34,6 @@ struct attention {
   using bhtt = typename types<C, T>::bhtt;
   using tt = tensor<T, Seq<C.T>, Seq<C.T>>;  // one head's (T, T) scores
 
-  static constexpr const T* bias_ptr(const auto& b) {
-    if constexpr (C.bias) return b.data();
-    else return nullptr;
-  }
   static constexpr T scale() { return T{1} / math::sqrt(static_cast<T>(dk)); }
 
   // Causal blocking: f(r0, rows) for row blocks [r0, r0+rows) covering [0, T), as compile-time
@@ -54,154 +52,143 @@ struct attention {
     return j <= i && !(pad && (*pad)(b, j));
   }
 
+  // Kept by forward: q, k (after RoPE), v, o: (B,T,D); the probabilities P of every (b, h),
+  // (B,H,T,T), for backward — or, for inference, one (T,T) scratch reused by every (b, h).
+  template <bool Save> struct state {
+    btd q, k, v, o;
+    std::conditional_t<Save, bhtt, tt> probs;
+  };
+  using saved = state<true>;
+  struct scratch {
+    btd dq, dkk, dv, dO;  // (B,T,D)
+    tt dP;                // (T,T)
+  };
+
   // q = x Wq + bq, k = x Wk + bk, v = x Wv + bv  (RoPE on q and k), per (b, h): P = softmax(mask(q kᵀ/√d_k)),
   // o = P v (heads side by side), y = o Wo + bo.
-  // y: (B,T,D)  x: (B,T,D)  q, k, v, o: (B,T,D) saved   probs: P of every (b,h) when `save`, else one (T,T) scratch
-  static constexpr void forward(btd& y, btd& q, btd& k, btd& v, btd& o, T* probs, bool save, const btd& x,
-                                const params_t& p, const padding_t<C>* pad) {
-    kernels::gemm_nn<N, D, D>(q.data(), x.data(), p.wq.data(), bias_ptr(p.bq));
-    kernels::gemm_nn<N, D, D>(k.data(), x.data(), p.wk.data(), bias_ptr(p.bk));
-    kernels::gemm_nn<N, D, D>(v.data(), x.data(), p.wv.data(), bias_ptr(p.bv));
+  // y: (B,T,D)  x: (B,T,D)  pad: (B,T) or null
+  template <bool Save>
+  static constexpr void forward(btd& y, const btd& x, const params_t& p, state<Save>& s, const padding_t<C>* pad) {
+    forward_impl(y, x, p, s.q, s.k, s.v, s.o, s.probs.data(), Save ? S * S : 0, pad);
+  }
+  // One function for training and inference (the same code, so the same rounding): the P of
+  // (b, h) starts at probs + (b·H + h)·probs_step (probs_step = 0: one scratch for all).
+  // q, k, v, o: (B,T,D) written
+  SF_KERNEL_NOINLINE static constexpr void forward_impl(btd& y, const btd& x, const params_t& p, btd& q, btd& k,
+                                                        btd& v, btd& o, T* probs, std::size_t probs_step,
+                                                        const padding_t<C>* pad) {
+    using pview = view<T, shape<Seq<S>>, Seq<S>, S>;
+    matmul(q, x, p.wq, p.bq);
+    matmul(k, x, p.wk, p.bk);
+    matmul(v, x, p.wv, p.bv);
     if constexpr (use_rope) {
-      rope<C, T>::forward(q.data());
-      rope<C, T>::forward(k.data());
+      rope<C, T>::forward(q);
+      rope<C, T>::forward(k);
     }
     const T sc = scale();
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        T* P = save ? probs + (b * H + h) * S * S : probs;
-        const std::size_t off = b * S * D + h * dk;
+        const pview P{probs + (b * H + h) * probs_step};        // (T, T)
+        const auto Q = head<H>(std::as_const(q), b, h);       // (T, d_k), row stride D
+        const auto K = head<H>(std::as_const(k), b, h);
+        const auto V = head<H>(std::as_const(v), b, h);
+        const auto O = head<H>(o, b, h);
         // Causal: the rows [r0, r0+rows) of S, P only need the keys [0, r0+rows).
         causal_blocks([&](auto r0_, auto rows_) {
           constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
-          // S = Q_h K_hᵀ          Q_h, K_h: (T, d_k) with row stride D
-          kernels::gemm_nt<rows, keys, dk, D, D, S>(P + r0 * S, q.data() + off + r0 * D, k.data() + off);
-          for (std::size_t i = r0; i < r0 + rows; ++i) softmax_row(P + i * S, sc, pad, b, i);  // zeroes j > i
-          // O_h = P V_h           O_h, V_h: (T, d_k) with row stride D
-          kernels::gemm_nn<rows, dk, keys, S, D, D>(o.data() + off + r0 * D, P + r0 * S, v.data() + off);
+          const auto Pb = P.template block<r0, rows, 0, keys>();
+          matmul_nt(Pb, Q.template rows_at<r0, rows>(), K.template rows_at<0, keys>());  // S = Q_h K_hᵀ
+          for (std::size_t i = r0; i < r0 + rows; ++i) softmax_row(P.row(i), sc, pad, b, i);  // zeroes j > i
+          matmul(O.template rows_at<r0, rows>(), Pb, V.template rows_at<0, keys>());     // O_h = P V_h
         });
       }
-    kernels::gemm_nn<N, D, D>(y.data(), o.data(), p.wo.data(), bias_ptr(p.bo));
+    matmul(y, o, p.wo, p.bo);
   }
 
   // row[j] = softmax over allowed j of (row[j]·scale), 0 where not allowed (all 0 if none is allowed)
-  // row: (T), query i of batch row b
+  // row: (T), query i of batch row b. Keys j > i are 0; padding keys are set to -inf first.
   static constexpr void softmax_row(T* row, T sc, const padding_t<C>* pad, std::size_t b, std::size_t i) {
     if constexpr (std::is_same_v<T, float>) {
-      if (!std::is_constant_evaluated()) return softmax_row_simd(row, sc, pad, b, i);
-    }
-    T mx{};
-    bool any = false;
-    for (std::size_t j = 0; j <= i; ++j)
-      if (allowed(pad, b, i, j)) {
-        const T s = row[j] * sc;
-        if (!any || s > mx) mx = s;
-        any = true;
+      if (pad)
+        for (std::size_t j = 0; j <= i; ++j)
+          if ((*pad)(b, j)) row[j] = -std::numeric_limits<float>::infinity();
+      simd::softmax_scaled(row, i + 1, sc);  // the library's one softmax kernel (kernels/vmath.hpp)
+      for (std::size_t j = i + 1; j < S; ++j) row[j] = 0.0f;
+    } else {  // double (finite-difference tests): the formula
+      T mx{};
+      bool any = false;
+      for (std::size_t j = 0; j <= i; ++j)
+        if (allowed(pad, b, i, j)) {
+          const T s = row[j] * sc;
+          if (!any || s > mx) mx = s;
+          any = true;
+        }
+      T sum{};
+      for (std::size_t j = 0; j < S; ++j) {
+        const T e = allowed(pad, b, i, j) ? math::exp(row[j] * sc - mx) : T{};
+        row[j] = e;
+        sum += e;
       }
-    T sum{};
-    for (std::size_t j = 0; j < S; ++j) {
-      const T e = allowed(pad, b, i, j) ? math::exp(row[j] * sc - mx) : T{};
-      row[j] = e;
-      sum += e;
+      if (any) {
+        const T inv = T{1} / sum;
+        for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
+      }
     }
-    if (any) {
-      const T inv = T{1} / sum;
-      for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
-    }
-  }
-
-  // The same, vectorised (float, run time): keys 0..i, padding keys set to -inf first.
-  static void softmax_row_simd(float* row, float sc, const padding_t<C>* pad, std::size_t b, std::size_t i) {
-    using V = simd::native<float>;
-    using reg = typename V::reg;
-    constexpr std::size_t W = V::width;
-    const std::size_t len = i + 1, full = len / W * W, tail = len - full;
-    constexpr float ninf = -std::numeric_limits<float>::infinity();
-    if (pad)
-      for (std::size_t j = 0; j < len; ++j)
-        if ((*pad)(b, j)) row[j] = ninf;
-    const reg vsc = V::set1(sc);
-    reg vm = V::set1(ninf);  // max of the scaled scores
-    for (std::size_t j = 0; j < full; j += W) vm = V::max(vm, V::mul(V::load(row + j), vsc));
-    float m = V::hmax(vm);
-    for (std::size_t j = full; j < len; ++j) m = std::max(m, row[j] * sc);
-    if (m == ninf) {  // no allowed key: output 0, no gradient
-      for (std::size_t j = 0; j < S; ++j) row[j] = 0.0f;
-      return;
-    }
-    const reg mv = V::set1(m);
-    reg vs = V::zero();
-    for (std::size_t j = 0; j < full; j += W) {
-      const reg e = simd::vexp<V>(V::sub(V::mul(V::load(row + j), vsc), mv));  // e^{s·sc - m}
-      V::store(row + j, e);
-      vs = V::add(vs, e);
-    }
-    if (tail) {
-      const reg e = simd::vexp<V>(V::sub(V::mul(V::load_partial(row + full, tail), vsc), mv));
-      V::store_partial(row + full, e, tail);
-      vs = V::add(vs, V::load_partial(row + full, tail));
-    }
-    const reg r = V::set1(1.0f / V::hsum(vs));
-    for (std::size_t j = 0; j < full; j += W) V::store(row + j, V::mul(V::load(row + j), r));
-    if (tail) V::store_partial(row + full, V::mul(V::load_partial(row + full, tail), r), tail);
-    for (std::size_t j = len; j < S; ++j) row[j] = 0.0f;
   }
 
   // do = dy Woᵀ;  dWo += oᵀ dy;  dbo += Σ dy
   // per (b,h): dP = dO_h V_hᵀ;  dV_h = Pᵀ dO_h;  dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √d_k;
   //            dQ_h = dS K_h;  dK_h = dSᵀ Q_h           (RoPE⁻¹ on dQ, dK)
   // dWq += xᵀ dQ, ... ;  dx = dQ Wqᵀ + dK Wkᵀ + dV Wvᵀ
-  // dx: (B,T,D) written  dy, x: (B,T,D)  q, k, v, o, probs: from forward
-  // scratch: dq, dk, dv, dO: (B,T,D); dP: (T,T)
-  static void backward(btd& dx, params_t& grad, btd& dq, btd& dkk, btd& dv, btd& dO, tt& dP, const btd& dy,
-                       const btd& x, const btd& q, const btd& k, const btd& v, const btd& o, const bhtt& probs,
-                       const params_t& p) {
-    kernels::gemm_nt<N, D, D>(dO.data(), dy.data(), p.wo.data());
-    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wo.data(), o.data(), dy.data());
-    if constexpr (C.bias) kernels::bias_backward<N, D>(grad.bo.data(), dy.data());
+  // dx: (B,T,D) written  dy, x: (B,T,D)  s: from forward
+  static constexpr void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p,
+                                 const saved& s, scratch& w) {
+    matmul_backward_input(w.dO, dy, p.wo);     // dO = dy Woᵀ
+    matmul_backward_weight(grad.wo, s.o, dy);  // dWo += oᵀ dy
+    matmul_backward_bias(grad.bo, dy);
     const T sc = scale();
+    const auto dP = as_view(w.dP);  // (T, T), one (b, h) at a time
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        const T* P = probs.data() + (b * H + h) * S * S;
-        const std::size_t off = b * S * D + h * dk;
+        const auto P = at(s.probs, b, h);  // (T, T) from forward
+        const auto Q = head<H>(s.q, b, h), K = head<H>(s.k, b, h), V = head<H>(s.v, b, h);
+        const auto dO = head<H>(std::as_const(w.dO), b, h);
+        const auto dQ = head<H>(w.dq, b, h), dK = head<H>(w.dkk, b, h), dV = head<H>(w.dv, b, h);
         causal_blocks([&](auto r0_, auto rows_) {  // query rows [r0, r0+rows) see keys [0, r0+rows)
           constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
-          kernels::gemm_nt<rows, keys, dk, D, D, S>(dP.data() + r0 * S, dO.data() + off + r0 * D,
-                                                    v.data() + off);  // dP = dO_h V_hᵀ
+          const auto dPb = dP.template block<r0, rows, 0, keys>();
+          matmul_nt(dPb, dO.template rows_at<r0, rows>(), V.template rows_at<0, keys>());  // dP = dO_h V_hᵀ
           for (std::size_t i = r0; i < r0 + rows; ++i) {  // dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √d_k, 0 for j > i
-            T* dpr = dP.data() + i * S;
-            const T* pr = P + i * S;
+            T* dpr = dP.row(i);
+            const T* pr = P.row(i);
             T dot{};
             for (std::size_t j = 0; j <= i; ++j) dot += pr[j] * dpr[j];
             for (std::size_t j = 0; j <= i; ++j) dpr[j] = pr[j] * (dpr[j] - dot) * sc;
             for (std::size_t j = i + 1; j < S; ++j) dpr[j] = T{};
           }
-          kernels::gemm_nn<rows, dk, keys, S, D, D>(dq.data() + off + r0 * D, dP.data() + r0 * S,
-                                                    k.data() + off);  // dQ_h = dS K_h
+          matmul(dQ.template rows_at<r0, rows>(), dPb.as_const(), K.template rows_at<0, keys>());  // dQ_h = dS K_h
         });
         causal_blocks([&](auto c0_, auto cols_) {  // keys [c0, c0+cols) are seen by queries [c0, T)
           constexpr std::size_t c0 = c0_, cols = cols_, queries = S - c0;
-          kernels::gemm_tn<cols, dk, queries, S, D, D>(dv.data() + off + c0 * D, P + c0 * S + c0,
-                                                       dO.data() + off + c0 * D);  // dV_h = Pᵀ dO_h
-          kernels::gemm_tn<cols, dk, queries, S, D, D>(dkk.data() + off + c0 * D, dP.data() + c0 * S + c0,
-                                                       q.data() + off + c0 * D);   // dK_h = dSᵀ Q_h
+          matmul_tn(dV.template rows_at<c0, cols>(), P.template block<c0, queries, c0, cols>(),
+                    dO.template rows_at<c0, queries>());  // dV_h = Pᵀ dO_h
+          matmul_tn(dK.template rows_at<c0, cols>(), dP.as_const().template block<c0, queries, c0, cols>(),
+                    Q.template rows_at<c0, queries>());   // dK_h = dSᵀ Q_h
         });
       }
     if constexpr (use_rope) {
-      rope<C, T>::backward(dq.data());
-      rope<C, T>::backward(dkk.data());
+      rope<C, T>::backward(w.dq);
+      rope<C, T>::backward(w.dkk);
     }
-    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wq.data(), x.data(), dq.data());
-    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wk.data(), x.data(), dkk.data());
-    kernels::gemm_tn<D, D, N, D, D, D, true>(grad.wv.data(), x.data(), dv.data());
-    if constexpr (C.bias) {
-      kernels::bias_backward<N, D>(grad.bq.data(), dq.data());
-      kernels::bias_backward<N, D>(grad.bk.data(), dkk.data());
-      kernels::bias_backward<N, D>(grad.bv.data(), dv.data());
-    }
-    kernels::gemm_nt<N, D, D>(dx.data(), dq.data(), p.wq.data());
-    kernels::gemm_nt<N, D, D, D, D, D, true>(dx.data(), dkk.data(), p.wk.data());
-    kernels::gemm_nt<N, D, D, D, D, D, true>(dx.data(), dv.data(), p.wv.data());
+    matmul_backward_weight(grad.wq, x, w.dq);
+    matmul_backward_weight(grad.wk, x, w.dkk);
+    matmul_backward_weight(grad.wv, x, w.dv);
+    matmul_backward_bias(grad.bq, w.dq);
+    matmul_backward_bias(grad.bk, w.dkk);
+    matmul_backward_bias(grad.bv, w.dv);
+    matmul_backward_input(dx, w.dq, p.wq);                    // dx  = dQ Wqᵀ
+    matmul_backward_input(dx, w.dkk, p.wk, sf::accumulate);   // dx += dK Wkᵀ
+    matmul_backward_input(dx, w.dv, p.wv, sf::accumulate);    // dx += dV Wvᵀ
   }
 };
 

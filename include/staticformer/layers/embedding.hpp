@@ -36,7 +36,7 @@ struct embedding {
   // dtok_emb[tokens[b,t], :] += dx[b,t,:]   (scatter-add into the rows used)
   // dpos_emb[t, :] += Σ_b dx[b,t,:]          (learned positions only)
   // dx: (B,T,D)
-  static void backward(params_t& grad, const btd& dx, const tokens_t<C>& tokens) {
+  static constexpr void backward(params_t& grad, const btd& dx, const tokens_t<C>& tokens) {
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t t = 0; t < S; ++t) {
         const T* g = dx.data() + (b * S + t) * D;

@@ -1,11 +1,12 @@
 // staticformer/layers/ffn.hpp — position-wise feed-forward: act(f W1 + b1) W2 + b2.
+//
+// Layer interface (see model.hpp): state<Save>, scratch, forward, backward.
 #pragma once
 #include <cstddef>
 
 #include "staticformer/config.hpp"
-#include "staticformer/kernels/bias.hpp"
-#include "staticformer/kernels/gemm.hpp"
 #include "staticformer/layers/activation.hpp"
+#include "staticformer/matmul.hpp"
 #include "staticformer/params.hpp"
 
 namespace sf::layers {
@@ -18,33 +19,36 @@ struct ffn {
   using btd = typename types<C, T>::btd;
   using btf = typename types<C, T>::btf;
 
-  static constexpr const T* bias_ptr(const auto& b) {
-    if constexpr (C.bias) return b.data();
-    else return nullptr;
-  }
+  // Kept by forward (inference uses the same buffers): pre- and post-activation.
+  struct saved {
+    btf h, a;  // (B,T,F)
+  };
+  template <bool Save> using state = saved;
+  struct scratch {
+    btf dh;  // (B,T,F)
+  };
 
   // h = x W1 + b1;  a = act(h);  y = a W2 + b2
-  // y: (B,T,D)  x: (B,T,D)  h, a: (B,T,F) saved for backward
-  static constexpr void forward(btd& y, btf& h, btf& a, const btd& x, const params_t& p) {
-    kernels::gemm_nn<N, F, D>(h.data(), x.data(), p.w1.data(), bias_ptr(p.b1));
-    act::template forward<N * F>(a.data(), h.data());
-    kernels::gemm_nn<N, D, F>(y.data(), a.data(), p.w2.data(), bias_ptr(p.b2));
+  // y: (B,T,D)  x: (B,T,D)
+  static constexpr void forward(btd& y, const btd& x, const params_t& p, saved& s, const padding_t<C>* = nullptr) {
+    matmul(s.h, x, p.w1, p.b1);
+    act::template forward<N * F>(s.a.data(), s.h.data());
+    matmul(y, s.a, p.w2, p.b2);
   }
 
   // da = dy W2ᵀ;  dW2 += aᵀ dy;  db2 += Σ dy
   // dh = da ⊙ act'(h);  dW1 += xᵀ dh;  db1 += Σ dh;  dx = dh W1ᵀ
-  // dx: (B,T,D) written   dy, x: (B,T,D)   h, a: (B,T,F) from forward   dh: (B,T,F) scratch
-  static void backward(btd& dx, params_t& grad, btf& dh, const btd& dy, const btd& x, const btf& h, const btf& a,
-                       const params_t& p) {
-    kernels::gemm_nt<N, F, D>(dh.data(), dy.data(), p.w2.data());            // da = dy W2ᵀ
-    kernels::gemm_tn<F, D, N, F, D, D, true>(grad.w2.data(), a.data(), dy.data());  // dW2 += aᵀ dy
-    if constexpr (C.bias) kernels::bias_backward<N, D>(grad.b2.data(), dy.data());
-    act::template backward<N * F>(dh.data(), dh.data(), h.data());            // dh = da ⊙ act'(h)
-    kernels::gemm_tn<D, F, N, D, F, F, true>(grad.w1.data(), x.data(), dh.data());  // dW1 += xᵀ dh
-    if constexpr (C.bias) kernels::bias_backward<N, F>(grad.b1.data(), dh.data());
-    kernels::gemm_nt<N, D, F>(dx.data(), dh.data(), p.w1.data());            // dx = dh W1ᵀ
+  // dx: (B,T,D) written   dy, x: (B,T,D)   s: from forward
+  static constexpr void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p,
+                                 const saved& s, scratch& w) {
+    matmul_backward_input(w.dh, dy, p.w2);                     // da = dy W2ᵀ
+    matmul_backward_weight(grad.w2, s.a, dy);                  // dW2 += aᵀ dy
+    matmul_backward_bias(grad.b2, dy);                         // db2 += Σ dy
+    act::template backward<N * F>(w.dh.data(), w.dh.data(), s.h.data());  // dh = da ⊙ act'(h)
+    matmul_backward_weight(grad.w1, x, w.dh);                  // dW1 += xᵀ dh
+    matmul_backward_bias(grad.b1, w.dh);                       // db1 += Σ dh
+    matmul_backward_input(dx, w.dh, p.w1);                     // dx = dh W1ᵀ
   }
-
 };
 
 }  // namespace sf::layers

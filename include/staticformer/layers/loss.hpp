@@ -25,49 +25,43 @@ struct cross_entropy {
 
   // p = softmax(logits) per row;  loss = (1/n) Σ_{rows with target ≥ 0} -log p[target],  n = their count
   // (loss = 0 when every target is ignored).  logits, probs: (B,T,V)  targets: (B,T)
+  // -log p[t] = log Σ_j e^{z_j - m} + m - z_t, with m and Σ from the softmax kernel.
   static constexpr T forward(btv& probs, const btv& logits, const targets_t<C>& targets) {
     const std::size_t n = count(targets);
     double loss = 0;  // summed in double: the mean over B·T rows stays accurate in float
     for (std::size_t r = 0; r < N; ++r) {
       const T* z = logits.data() + r * V;
       T* pr = probs.data() + r * V;
-      T mx = z[0];
-      for (std::size_t j = 1; j < V; ++j) mx = z[j] > mx ? z[j] : mx;
-      const T sum = exp_shifted(pr, z, mx);  // pr = e^{z - mx}, returns Σ pr
-      const T inv = T{1} / sum;
-      for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+      for (std::size_t j = 0; j < V; ++j) pr[j] = z[j];
+      const auto [mx, sum] = softmax(pr);
       const std::int32_t tgt = targets[r];
-      if (tgt >= 0) loss += static_cast<double>(math::log(sum) + mx - z[tgt]);  // -log softmax(z)[tgt]
+      // cx::log, not std::log: the same bits at compile and run time
+      if (tgt >= 0) loss += cx::log(static_cast<double>(sum)) + static_cast<double>(mx) - static_cast<double>(z[tgt]);
     }
     return n ? static_cast<T>(loss / static_cast<double>(n)) : T{};
   }
 
-  // p[j] = e^{z[j] - mx}, returns Σ_j p[j]     p, z: (V)
-  static constexpr T exp_shifted(T* p, const T* z, T mx) {
+  // p = softmax(p) in place; returns max and Σ e^{p - max} (before normalisation)    p: (V)
+  struct stats {
+    T max, sum;
+  };
+  static constexpr stats softmax(T* p) {
     if constexpr (std::is_same_v<T, float>) {
-      if (!std::is_constant_evaluated()) {
-        using Vb = simd::native<float>;
-        constexpr std::size_t W = Vb::width, full = V / W * W;
-        typename Vb::reg s = Vb::zero();
-        const typename Vb::reg m = Vb::set1(mx);
-        for (std::size_t j = 0; j < full; j += W) {
-          const typename Vb::reg e = simd::vexp<Vb>(Vb::sub(Vb::load(z + j), m));
-          Vb::store(p + j, e);
-          s = Vb::add(s, e);
-        }
-        float sum = Vb::hsum(s);
-        for (std::size_t j = full; j < V; ++j) sum += (p[j] = math::exp(z[j] - mx));
-        return sum;
-      }
+      const simd::softmax_stats st = simd::softmax_scaled(p, V, 1.0f);  // the library's one softmax kernel
+      return {st.max, st.sum};
+    } else {  // double (finite-difference tests): the formula
+      T mx = p[0];
+      for (std::size_t j = 1; j < V; ++j) mx = p[j] > mx ? p[j] : mx;
+      T sum{};
+      for (std::size_t j = 0; j < V; ++j) sum += (p[j] = math::exp(p[j] - mx));
+      for (std::size_t j = 0; j < V; ++j) p[j] /= sum;
+      return {mx, sum};
     }
-    T sum{};
-    for (std::size_t j = 0; j < V; ++j) sum += (p[j] = math::exp(z[j] - mx));
-    return sum;
   }
 
   // dlogits = (p - onehot(target)) / n for counted rows, 0 for ignored ones.
   // dlogits: (B,T,V) written (may alias probs)  probs: (B,T,V) from forward
-  static void backward(btv& dlogits, const btv& probs, const targets_t<C>& targets) {
+  static constexpr void backward(btv& dlogits, const btv& probs, const targets_t<C>& targets) {
     const std::size_t n = count(targets);
     const T inv_n = n ? T{1} / static_cast<T>(n) : T{};
     for (std::size_t r = 0; r < N; ++r) {

@@ -1,11 +1,15 @@
 // staticformer/layers/norm.hpp — LayerNorm and RMSNorm over the model axis D.
 //
-// Gradient rule (the whole library): parameter gradients accumulate (+=),
-// activation gradients are written (=).
+// The interface every layer of the block has (see layers/README in model.hpp's header):
+//   state<Save>  what forward keeps: Save = true for backward, false for inference
+//   scratch      what backward needs besides (shared by all blocks)
+//   forward(y, x, p, state, padding)   backward(dx, grad, dy, x, p, state, scratch)
 #pragma once
 #include <cstddef>
+#include <type_traits>
 
 #include "staticformer/config.hpp"
+#include "staticformer/kernels/gemm.hpp"  // SF_KERNEL_NOINLINE
 #include "staticformer/math.hpp"
 #include "staticformer/params.hpp"
 
@@ -21,11 +25,26 @@ struct norm {
   using btd = typename types<C, T>::btd;
   using bt = typename types<C, T>::bt;
 
+  // Kept by forward: μ (layernorm) and rstd per row for backward; nothing for inference.
+  struct saved {
+    bt mean, rstd;  // (B,T)
+  };
+  struct nothing {};
+  template <bool Save> using state = std::conditional_t<Save, saved, nothing>;
+  struct scratch {};
+
   // layernorm: y = (x - μ) / sqrt(σ² + eps) * g + b,   μ = mean(x), σ² = mean((x - μ)²) (biased)
   // rmsnorm:   y = x / sqrt(mean(x²) + eps) * g
-  // Saves μ (layernorm only) and rstd = 1/sqrt(...) per row for backward; mean/rstd may be null (inference).
-  // y: (B,T,D)  x: (B,T,D)  mean, rstd: (B,T)
-  static constexpr void forward(btd& y, const btd& x, const params_t& p, bt* mean, bt* rstd) {
+  // y: (B,T,D)  x: (B,T,D)
+  template <class S>
+  static constexpr void forward(btd& y, const btd& x, const params_t& p, S& s, const padding_t<C>* = nullptr) {
+    if constexpr (std::is_same_v<S, saved>) forward_impl(y, x, p, &s.mean, &s.rstd);
+    else forward_impl(y, x, p, nullptr, nullptr);
+  }
+  // One function for training and inference (the same code, so the same rounding).
+  // mean, rstd: (B,T) written, or null (inference)
+  SF_KERNEL_NOINLINE static constexpr void forward_impl(btd& y, const btd& x, const params_t& p, bt* mean,
+                                                        bt* rstd) {
     for (std::size_t r = 0; r < N; ++r) {
       const T* xr = x.data() + r * D;
       T* yr = y.data() + r * D;
@@ -51,14 +70,14 @@ struct norm {
   //   layernorm: dx = rstd (ĝ - mean(ĝ) - x̂ mean(ĝ ⊙ x̂))
   //   rmsnorm:   dx = rstd (ĝ - x̂ mean(ĝ ⊙ x̂))
   //   dg += Σ_rows dy ⊙ x̂,  db += Σ_rows dy
-  // dx: (B,T,D) written   dy, x: (B,T,D)   mean, rstd: (B,T) from forward
-  static void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p, const bt& mean,
-                       const bt& rstd) {
+  // dx: (B,T,D) written (may be dy itself)   dy, x: (B,T,D)   s: from forward
+  static constexpr void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p,
+                                 const saved& s, scratch&) {
     for (std::size_t r = 0; r < N; ++r) {
       const T* xr = x.data() + r * D;
       const T* dyr = dy.data() + r * D;
       T* dxr = dx.data() + r * D;
-      const T mu = mean[r], rs = rstd[r];
+      const T mu = s.mean[r], rs = s.rstd[r];
       T sum_g{}, sum_gx{};
       for (std::size_t i = 0; i < D; ++i) {
         const T xh = (xr[i] - mu) * rs;

@@ -1,24 +1,47 @@
 // staticformer/layers/position.hpp — fixed sinusoidal positions and RoPE.
 // (Learned positions are a parameter table added in embedding.hpp.)
+//
+// Both tables come from the compile-time config: they are computed once, in the compiler
+// (in double, then rounded to T), and stored in T as constants (.rodata). Nothing in forward
+// or backward evaluates a sine, a cosine or anything in double.
 #pragma once
 #include <cstddef>
 
 #include "staticformer/config.hpp"
 #include "staticformer/math.hpp"
+#include "staticformer/params.hpp"
+#include "staticformer/tensor.hpp"
 
 namespace sf::layers {
+
+namespace detail {
+inline constexpr double ln_10000 = 9.210340371976184;
+// θ = t · 10000^(-2i/n)
+constexpr double position_angle(std::size_t t, std::size_t i, std::size_t n) {
+  return static_cast<double>(t) * math::exp(-static_cast<double>(2 * i) / static_cast<double>(n) * ln_10000);
+}
+}  // namespace detail
 
 // PE[t, 2i] = sin(t / 10000^(2i/D)),  PE[t, 2i+1] = cos(t / 10000^(2i/D))
 template <config C, class T = float>
 struct sinusoidal {
-  static constexpr std::size_t D = C.D;
+  using table_t = tensor<T, Seq<C.T>, Model<C.D>>;  // (T, D)
+  static constexpr table_t make_table() {
+    table_t pe{};
+    for (std::size_t t = 0; t < C.T; ++t)
+      for (std::size_t i = 0; 2 * i < C.D; ++i) {
+        const double angle = detail::position_angle(t, i, C.D);
+        pe(t, 2 * i) = static_cast<T>(math::sin(angle));
+        if (2 * i + 1 < C.D) pe(t, 2 * i + 1) = static_cast<T>(math::cos(angle));
+      }
+    return pe;
+  }
+  static constexpr table_t table = make_table();
+
   // x[i] += PE[t, i]      x: (D)
   static constexpr void add(T* x, std::size_t t) {
-    for (std::size_t i = 0; 2 * i < D; ++i) {
-      const double angle = static_cast<double>(t) * math::exp(-static_cast<double>(2 * i) / D * 9.210340371976184);  // ln 10000
-      x[2 * i] += static_cast<T>(math::sin(angle));
-      if (2 * i + 1 < D) x[2 * i + 1] += static_cast<T>(math::cos(angle));
-    }
+    const T* pe = table.row(t);
+    for (std::size_t i = 0; i < C.D; ++i) x[i] += pe[i];
   }
 };
 
@@ -31,25 +54,44 @@ template <config C, class T = float>
 struct rope {
   static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H;
   static_assert(dk % 2 == 0, "sf::layers::rope: d_k = D / H must be even");
-
-  // rotate in place   x: (B,T,D), heads side by side along D;  sign = +1 forward, -1 backward
-  static constexpr void rotate(T* x, int sign) {
+  using pairs = axis<tag::head_dim, dk / 2>;
+  using table_t = tensor<T, Seq<C.T>, pairs>;  // (T, d_k/2)
+  using btd = typename types<C, T>::btd;
+  struct tables {
+    table_t cos, sin;
+  };
+  static constexpr tables make_tables() {
+    tables r{};
     for (std::size_t t = 0; t < S; ++t)
       for (std::size_t i = 0; i < dk / 2; ++i) {
-        const double theta = static_cast<double>(t) * math::exp(-static_cast<double>(2 * i) / dk * 9.210340371976184);
-        const T c = static_cast<T>(math::cos(theta));
-        const T s = static_cast<T>(sign) * static_cast<T>(math::sin(theta));
-        for (std::size_t b = 0; b < B; ++b)
-          for (std::size_t h = 0; h < H; ++h) {
-            T* p = x + (b * S + t) * D + h * dk + 2 * i;
-            const T x0 = p[0], x1 = p[1];
-            p[0] = x0 * c - x1 * s;
-            p[1] = x0 * s + x1 * c;
+        const double theta = detail::position_angle(t, i, dk);
+        r.cos(t, i) = static_cast<T>(math::cos(theta));
+        r.sin(t, i) = static_cast<T>(math::sin(theta));
+      }
+    return r;
+  }
+  static constexpr tables table = make_tables();
+
+  // rotate in place by +θ (forward) or -θ (backward)   x: (B,T,D), heads side by side along D
+  template <bool Inverse>
+  static constexpr void rotate(btd& x) {
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < S; ++t) {
+        const T* cs = table.cos.row(t);
+        const T* sn = table.sin.row(t);
+        for (std::size_t h = 0; h < H; ++h) {
+          T* p = x.row(b, t) + h * dk;
+          for (std::size_t i = 0; i < dk / 2; ++i) {
+            const T c = cs[i], s = Inverse ? -sn[i] : sn[i];
+            const T x0 = p[2 * i], x1 = p[2 * i + 1];
+            p[2 * i] = x0 * c - x1 * s;
+            p[2 * i + 1] = x0 * s + x1 * c;
           }
+        }
       }
   }
-  static constexpr void forward(T* x) { rotate(x, +1); }   // x: (B,T,D)
-  static void backward(T* dx) { rotate(dx, -1); }           // dx: (B,T,D), in place
+  static constexpr void forward(btd& x) { rotate<false>(x); }    // x: (B,T,D), in place
+  static constexpr void backward(btd& dx) { rotate<true>(dx); }  // dx: (B,T,D), in place
 };
 
 }  // namespace sf::layers
