@@ -6,7 +6,9 @@
 // double on the scalar backend, and the public (native) dispatch at run time.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "gemm_check.hpp"
@@ -119,4 +121,56 @@ TEST(gemm_public, native_dispatch_head_slices) {
     for (std::size_t i = 0; i < T * T; ++i) ASSERT_NEAR(S[i], S_ref[i], 2 * gamma * dk) << "head " << h << ", element " << i;
   }
   std::printf("native backend: %s\n", sf::simd::native<float>::name);
+}
+
+// ---------------------------------------------------------------- the reference rounds like the tiles
+// The naive reference (the constant-evaluation path) sums each element in k order, one FMA at a
+// time, from C (accumulate) plus the bias: exactly the register tiles' arithmetic. So the native
+// kernels and the reference agree bit for bit, on odd sizes, head-slice strides, K blocks (K >
+// 64) and the copied-panel paths (M >= 96, row strides of 256 bytes) alike.
+namespace {
+float bits_a[256 * 256], bits_b[256 * 256], bits_c1[256 * 256], bits_c2[256 * 256], bits_bias[256];
+void fill_bits(float* p, std::size_t n, std::uint32_t seed) {
+  for (std::size_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    p[i] = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;  // [-1, 1)
+  }
+}
+template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb, std::size_t ldc, bool Acc>
+void expect_bit_identical(std::uint32_t seed) {
+  namespace k = sf::kernels;
+  fill_bits(bits_a, 256 * 256, seed);
+  fill_bits(bits_b, 256 * 256, seed + 1);
+  fill_bits(bits_bias, 256, seed + 2);
+  auto run = [&](const char* name, auto native, auto ref) {
+    fill_bits(bits_c1, 256 * 256, seed + 3);
+    fill_bits(bits_c2, 256 * 256, seed + 3);
+    native();
+    ref();
+    EXPECT_EQ(std::memcmp(bits_c1, bits_c2, sizeof bits_c1), 0)
+        << name << " M=" << M << " N=" << N << " K=" << K << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc
+        << " acc=" << Acc << ": the native kernel and the reference differ";
+  };
+  run("gemm_nn", [] { k::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(bits_c1, bits_a, bits_b, bits_bias); },
+      [] { k::ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(bits_c2, bits_a, bits_b, bits_bias); });
+  if constexpr (ldb >= K) {
+    run("gemm_nt", [] { k::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(bits_c1, bits_a, bits_b); },
+        [] { k::ref::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(bits_c2, bits_a, bits_b); });
+  }
+  if constexpr (lda >= M) {
+    run("gemm_tn", [] { k::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(bits_c1, bits_a, bits_b); },
+        [] { k::ref::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(bits_c2, bits_a, bits_b); });
+  }
+}
+}  // namespace
+
+TEST(gemm_public, reference_is_bit_identical_to_native) {
+  expect_bit_identical<1, 1, 1, 1, 1, 1, false>(1);
+  expect_bit_identical<5, 17, 3, 17, 17, 17, true>(2);
+  expect_bit_identical<13, 33, 70, 70, 70, 33, false>(3);       // two K blocks
+  expect_bit_identical<37, 65, 129, 129, 129, 65, true>(4);     // three K blocks, partial vectors
+  expect_bit_identical<16, 16, 8, 48, 48, 64, false>(5);        // head slices: d_k = 8 of D = 48
+  expect_bit_identical<96, 80, 64, 128, 128, 80, false>(6);     // copied B panel (256-byte row stride)
+  expect_bit_identical<100, 50, 128, 128, 128, 50, true>(7);    // copied A blocks (tn), accumulate
+  std::printf("native backend %s: the reference equals the kernels bit for bit\n", sf::simd::native<float>::name);
 }

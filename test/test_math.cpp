@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "staticformer/math.hpp"
 
@@ -79,3 +80,52 @@ TEST(Math, SpecialValues) {
   EXPECT_EQ(sf::cx::tanh(50.0), 1.0);
   EXPECT_EQ(sf::cx::erf(-10.0), -1.0);
 }
+
+// The exact ones: √ correctly rounded (double and float), fma with one rounding, logf (float only)
+// within 1 ulp, powi correctly rounded (double-double) — the compile-time twins of the hardware.
+namespace {
+template <class T, class U>
+T bits_to(U u) {
+  T t;
+  std::memcpy(&t, &u, sizeof t);
+  return t;
+}
+}  // namespace
+TEST(Math, ExactSqrtFmaLogfPowi) {
+  std::uint64_t s = 88172645463325252ull;
+  auto next = [&] { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; };
+  long sqrt_bad = 0, sqrtf_bad = 0, fma_bad = 0, logf_worst = 0;
+  for (int i = 0; i < 300000; ++i) {
+    const double x = std::fabs(bits_to<double>(next()));
+    if (std::isfinite(x) && sf::cx::sqrt(x) != std::sqrt(x)) ++sqrt_bad;
+    const float xf = std::fabs(bits_to<float>(static_cast<std::uint32_t>(next())));
+    if (std::isfinite(xf) && sf::cx::sqrt(xf) != std::sqrt(xf)) ++sqrtf_bad;
+    const float a = bits_to<float>(static_cast<std::uint32_t>(next() & 0xbfffffffu));  // |a| < 2
+    const float b = static_cast<float>(static_cast<std::int32_t>(next())) * 1e-9f;
+    const float c = static_cast<float>(static_cast<std::int32_t>(next())) * 1e-12f;
+    const float r1 = sf::cx::fma(a, b, c), r2 = std::fma(a, b, c);
+    if (!(r1 == r2) && !(std::isnan(r1) && std::isnan(r2))) ++fma_bad;
+    if (std::isfinite(xf) && xf > 0) {
+      const float l = sf::cx::logf(xf), ref = static_cast<float>(std::log(static_cast<double>(xf)));
+      const long d = std::labs(static_cast<long>(bits_to<std::int32_t>(l)) - static_cast<long>(bits_to<std::int32_t>(ref)));
+      logf_worst = d > logf_worst ? d : logf_worst;
+    }
+  }
+  EXPECT_EQ(sqrt_bad, 0) << "cx::sqrt(double) must equal std::sqrt";
+  EXPECT_EQ(sqrtf_bad, 0) << "cx::sqrt(float) must equal std::sqrt";
+  EXPECT_EQ(fma_bad, 0) << "cx::fma(float) must equal std::fma";
+  EXPECT_LE(logf_worst, 1) << "cx::logf within 1 ulp";
+  // A double rounding trap: the exact a·b + c = 1 + 2^-23 + 2^-24 - 2^-60 rounds to the float tie
+  // 1 + 2^-23 + 2^-24 in double (ties-to-even would then give 1 + 2^-22); the fma gives 1 + 2^-23.
+  constexpr float ta = 0x1p-24f * (1.0f - 0x1p-18f), tb = 1.0f + 0x1p-18f, tc = 1.0f + 0x1p-23f;
+  static_assert(sf::cx::fma(ta, tb, tc) == 1.0f + 0x1p-23f);
+  EXPECT_EQ(sf::cx::fma(ta, tb, tc), std::fma(ta, tb, tc));
+  EXPECT_NE(static_cast<float>(static_cast<double>(ta) * tb + tc), std::fma(ta, tb, tc));  // the trap is real
+  // powi: correctly rounded (checked against long double)
+  for (std::int64_t t : {1, 2, 3, 10, 100, 1000, 12345}) {
+    const long double ref = std::pow(static_cast<long double>(0.999), static_cast<long double>(t));
+    EXPECT_EQ(sf::cx::powi(0.999, t), static_cast<double>(ref)) << "0.999^" << t;
+  }
+}
+static_assert(sf::cx::sqrt(2.0f) == 1.41421354f && sf::cx::fma(3.0f, 5.0f, -1.0f) == 14.0f);
+static_assert(sf::cx::logf(1.0f) == 0.0f);

@@ -5,7 +5,10 @@
 // Bounds: see vmath_check.hpp.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 
 #include "staticformer/kernels/vmath.hpp"
 #include "vmath_check.hpp"
@@ -65,3 +68,41 @@ TEST(vmath, avx512) { check_backend<sf::simd::avx512>(); }
 #if defined(SF_SIMD_HAVE_NEON)
 TEST(vmath, neon) { check_backend<sf::simd::neon>(); }
 #endif
+
+// The emulated twin (simd/emulated.hpp) that runs during constant evaluation gives the native
+// backend's bits: every row helper and the softmax kernel, here run at run time with both
+// backends on the same inputs (a wide range, special values, masked entries, odd lengths).
+namespace {
+float twin_x[1031], twin_a[1031], twin_b[1031];
+template <class F>
+bool twin_same(F f) {
+  using N = sf::simd::native<float>;
+  using E = sf::simd::twin<N>;
+  std::memcpy(twin_a, twin_x, sizeof twin_x);
+  std::memcpy(twin_b, twin_x, sizeof twin_x);
+  f.template operator()<N>(twin_a);
+  f.template operator()<E>(twin_b);
+  return std::memcmp(twin_a, twin_b, sizeof twin_a) == 0;
+}
+}  // namespace
+
+TEST(vmath, emulated_twin_is_bit_identical) {
+  std::uint32_t s = 12345;
+  for (float& v : twin_x) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.0f * 220.0f - 110.0f;  // [-110, 110): exp under- and overflow
+  }
+  for (std::size_t i = 0; i < 1031; i += 97) twin_x[i] = static_cast<float>(i % 5) * 1e-3f;  // near 0
+  twin_x[3] = 0.0f, twin_x[4] = -0.0f, twin_x[5] = 88.7f, twin_x[6] = -103.9f;
+  EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::exp_row<1031, V>(y, y); })) << "exp_row";
+  EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::tanh_row<1031, V>(y, y); })) << "tanh_row";
+  EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::gelu_row<1031, V>(y, y); })) << "gelu_row";
+  EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::gelu_tanh_row<1031, V>(y, y); })) << "gelu_tanh_row";
+  for (std::size_t n : {1u, 7u, 16u, 33u, 64u, 65u, 1031u}) {
+    twin_x[n / 2] = -std::numeric_limits<float>::infinity();  // a masked entry
+    EXPECT_TRUE(twin_same([n]<class V>(float* y) { sf::simd::softmax_scaled<V>(y, n, 0.125f); }))
+        << "softmax_scaled, n = " << n;
+  }
+  std::printf("[ %-6s twin ] exp/tanh/gelu/gelu_tanh rows and softmax: bit-identical to the emulated twin\n",
+              sf::simd::native<float>::name);
+}

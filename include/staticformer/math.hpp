@@ -112,6 +112,45 @@ constexpr double log(double x) {
   return ed * detail::ln2_hi + (logm + ed * detail::ln2_lo);
 }
 
+// log x in float arithmetic only (no double: for targets without a double FPU), Cephes' logf:
+// x = m·2^e with m in [√½, √2), log m = f - f²/2 + f³P(f), f = m - 1; about 1 ulp. Plain
+// multiply-adds, the same bits at compile and run time (the library builds with -ffp-contract=off).
+constexpr float logf(float x) {
+  if (!(x > 0.0f)) return x == 0.0f ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+  if (x == std::numeric_limits<float>::infinity()) return x;
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  int e = static_cast<int>((bits >> 23) & 0xff);
+  if (e == 0) {  // subnormal: normalise
+    x *= 16777216.0f;  // 2^24
+    bits = std::bit_cast<std::uint32_t>(x);
+    e = static_cast<int>((bits >> 23) & 0xff) - 24;
+  }
+  e -= 126;  // x = m·2^e with m in [0.5, 1)
+  float m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f000000u);
+  float f;
+  if (m < 0.707106781186547524f) {
+    --e;
+    f = m + m - 1.0f;
+  } else {
+    f = m - 1.0f;
+  }
+  const float z = f * f;
+  float y = 7.0376836292e-2f;
+  y = y * f - 1.1514610310e-1f;
+  y = y * f + 1.1676998740e-1f;
+  y = y * f - 1.2420140846e-1f;
+  y = y * f + 1.4249322787e-1f;
+  y = y * f - 1.6668057665e-1f;
+  y = y * f + 2.0000714765e-1f;
+  y = y * f - 2.4999993993e-1f;
+  y = y * f + 3.3333331174e-1f;
+  y = y * f * z;
+  const float ef = static_cast<float>(e);
+  y += -2.12194440e-4f * ef;
+  y += -0.5f * z;
+  return (f + y) + 0.693359375f * ef;
+}
+
 // Correctly rounded √x (the IEEE result, as std::sqrt and every SIMD sqrt instruction give it):
 // x = m·2^e with e even, r = ⌊√(m·2^54)⌋ in integers (54 bits), rounded to 53 bits with the
 // remainder as sticky bit.

@@ -28,17 +28,26 @@ struct cross_entropy {
   // -log p[t] = log Σ_j e^{z_j - m} + m - z_t, with m and Σ from the softmax kernel.
   static constexpr T forward(btv& probs, const btv& logits, const targets_t<C>& targets) {
     const std::size_t n = count(targets);
-    double loss = 0;  // summed in double: the mean over B·T rows stays accurate in float
+    // Σ over rows in T with Kahan compensation (float stays accurate over B·T rows, no double)
+    T loss{}, comp{};
     for (std::size_t r = 0; r < N; ++r) {
       const T* z = logits.data() + r * V;
       T* pr = probs.data() + r * V;
       for (std::size_t j = 0; j < V; ++j) pr[j] = z[j];
       const auto [mx, sum] = softmax(pr);
       const std::int32_t tgt = targets[r];
-      // cx::log, not std::log: the same bits at compile and run time
-      if (tgt >= 0) loss += cx::log(static_cast<double>(sum)) + static_cast<double>(mx) - static_cast<double>(z[tgt]);
+      if (tgt < 0) continue;
+      const T term = log(sum) + (mx - z[tgt]) - comp;  // -log p[tgt]
+      const T next = loss + term;
+      comp = (next - loss) - term;
+      loss = next;
     }
-    return n ? static_cast<T>(loss / static_cast<double>(n)) : T{};
+    return n ? loss / static_cast<T>(n) : T{};
+  }
+  // log in T: float arithmetic only for float (cx::logf), the same bits at compile and run time
+  static constexpr T log(T x) {
+    if constexpr (std::is_same_v<T, float>) return cx::logf(x);
+    else return math::log(x);
   }
 
   // p = softmax(p) in place; returns max and Σ e^{p - max} (before normalisation)    p: (V)
