@@ -3,11 +3,12 @@
 # Core: libboost-dev (Boost.Hana). Tests/examples/benchmarks: cmake, g++, clang, libfmt-dev,
 # nlohmann-json3-dev, libgtest-dev, libbenchmark-dev, gnuplot-nox (training plot); ccache makes
 # repeated builds of tools/test.sh faster (used when present).
-# Optional cross tests: g++-aarch64-linux-gnu and qemu-user (NEON kernels under emulation).
+# Optional cross tests: g++-aarch64-linux-gnu and qemu-user (NEON kernels under emulation);
+# gcc-arm-none-eabi and libstdc++-arm-none-eabi-newlib (the inference core for a Cortex-M4).
 # PyTorch (python3-torch) is only needed to regenerate the golden files: pass --golden.
 set -euo pipefail
 pkgs=(cmake make g++ clang ccache libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
-      g++-aarch64-linux-gnu qemu-user)
+      g++-aarch64-linux-gnu qemu-user gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib)
 [[ "${1:-}" == "--golden" ]] && pkgs+=(python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do

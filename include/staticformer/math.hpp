@@ -154,9 +154,22 @@ constexpr float logf(float x) {
 // Correctly rounded √x (the IEEE result, as std::sqrt and every SIMD sqrt instruction give it):
 // x = m·2^e with e even, r = ⌊√(m·2^54)⌋ in integers (54 bits), rounded to 53 bits with the
 // remainder as sticky bit.
+// (Targets without 128-bit integers, e.g. 32-bit Arm, use Newton's iteration and the neighbour
+// whose square is closest to x: within an ulp, correctly rounded in all but rare near-ties.)
 constexpr double sqrt(double x) {
   if (detail::is_nan(x) || x < 0) return std::numeric_limits<double>::quiet_NaN();
   if (x == 0 || x == std::numeric_limits<double>::infinity()) return x;
+#if !defined(__SIZEOF_INT128__)
+  std::uint64_t nb = std::bit_cast<std::uint64_t>(x);
+  double g = std::bit_cast<double>((nb >> 1) + (std::uint64_t{1023} << 51));
+  for (int i = 0; i < 8; ++i) g = 0.5 * (g + x / g);
+  const double up = std::bit_cast<double>(std::bit_cast<std::uint64_t>(g) + 1);
+  const double dn = std::bit_cast<double>(std::bit_cast<std::uint64_t>(g) - 1);
+  auto err = [x](double c) { const double d = c * c - x; return d < 0 ? -d : d; };
+  if (err(up) < err(g)) g = up;
+  if (err(dn) < err(g)) g = dn;
+  return g;
+#else
   __extension__ using u128 = unsigned __int128;
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
   int e = static_cast<int>((bits >> 52) & 0x7ff);
@@ -193,6 +206,7 @@ constexpr double sqrt(double x) {
   }
   return std::bit_cast<double>((static_cast<std::uint64_t>(eres + 52 + 1023) << 52) |
                                (q & ((std::uint64_t{1} << 52) - 1)));
+#endif
 }
 
 // a·b + c with one rounding (IEEE fma), for float: a·b is exact in double and the sum is

@@ -9,8 +9,8 @@
 // All matrices are row-major with a compile-time row stride (ld*), so a head's columns
 // inside a (T, D) activation are addressed without copies.
 //
-// Gradient rule of the library: parameter gradients accumulate (+=), activation
-// gradients are written (=). `Acc` selects which one a product does.
+// `Acc` selects accumulate (C +=) or overwrite (C =): the two halves of the library's
+// gradient rule (stated in model.hpp).
 #pragma once
 #include <bit>
 #include <cstddef>

@@ -1,0 +1,23 @@
+# Fails if the object OBJ (listed with the tool NM) needs anything a bare-metal Cortex-M4
+# program should not: double-precision soft-float helpers, thread-local storage, the heap or
+# exception support. Prints the undefined symbols either way.
+execute_process(COMMAND ${NM} -u ${OBJ} OUTPUT_VARIABLE undefined RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} -u ${OBJ} failed")
+endif()
+string(REPLACE "\n" ";" lines "${undefined}")
+set(bad "")
+foreach(l IN LISTS lines)
+  string(STRIP "${l}" l)
+  if(l STREQUAL "")
+    continue()
+  endif()
+  message(STATUS "undefined: ${l}")
+  if(l MATCHES "__aeabi_d|__aeabi_[a-z0-9]*2d$|__emutls|__tls|malloc|_Znw|_Zna|__cxa_|__gxx_personality|_Unwind")
+    list(APPEND bad "${l}")
+  endif()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "the Cortex-M4 object needs: ${bad}")
+endif()
+message(STATUS "no double-precision helpers, thread-local storage, heap or exception support needed")
