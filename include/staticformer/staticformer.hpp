@@ -18,6 +18,7 @@
 #include "staticformer/optim.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/reflect.hpp"
+#include "staticformer/sampling.hpp"
 #include "staticformer/simd.hpp"
 #include "staticformer/status.hpp"
 #include "staticformer/tensor.hpp"

@@ -1,0 +1,129 @@
+// staticformer/sampling.hpp — the next token from a row of logits: greedy, temperature,
+// top-k, top-p (nucleus) and their combination, with the library's seeded generator.
+//
+//   static sf::sampler<C.V> s{/*seed=*/42};
+//   if (auto st = s.configure({.temperature = 0.8f, .top_k = 40, .top_p = 0.95f}); !st) puts(st.message());
+//   std::int32_t next = s.sample(logits_row);       // logits_row: (V)
+//
+// Semantics, in this order:
+//   temperature = 0: greedy, the most likely token (the lowest id among equal logits).
+//   otherwise p = softmax(logits / temperature);
+//   top_k > 0: keep the k most likely tokens; top_p < 1: of those, keep the smallest set of most
+//   likely tokens whose probability reaches top_p (of the kept mass); then draw one token in
+//   proportion to the kept probabilities, with u uniform in [0, 1) from xoshiro256** (24 bits).
+//   Ties in probability are ordered by token id, so the same seed gives the same text on every
+//   platform (float arithmetic only: no double, no heap, no exceptions; usable on a microcontroller).
+// Bad options (temperature < 0 or not finite, top_k > V, top_p outside (0, 1]) are an error
+// value from configure(), and the sampler keeps its previous options.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "staticformer/data.hpp"
+#include "staticformer/kernels/vmath.hpp"
+#include "staticformer/status.hpp"
+
+namespace sf {
+
+struct sampling_options {
+  float temperature = 1.0f;  // 0 = greedy
+  std::size_t top_k = 0;     // 0 = no top-k filter
+  float top_p = 1.0f;        // 1 = no nucleus filter
+};
+
+// ok, or what is wrong with `o` for a vocabulary of V tokens.
+constexpr status check(const sampling_options& o, std::size_t V) {
+  if (!(o.temperature >= 0.0f) || o.temperature > 3.0e38f)
+    return status::error("sampling: temperature must be a finite number >= 0 (0 = greedy)");
+  if (o.top_k > V) return status::error("sampling: top_k must be between 0 (off) and V = ", V, ", got ", o.top_k);
+  if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) return status::error("sampling: top_p must be in (0, 1] (1 = off)");
+  return status::ok();
+}
+
+template <std::size_t V>
+class sampler {
+ public:
+  constexpr explicit sampler(std::uint64_t seed = 0) : rng_(seed) {}
+
+  // Validates and sets the options; on error the previous options stay.
+  constexpr status configure(const sampling_options& o) {
+    const status s = check(o, V);
+    if (s) opt_ = o;
+    return s;
+  }
+  constexpr const sampling_options& options() const { return opt_; }
+  constexpr void seed(std::uint64_t s) { rng_.seed(s); }
+
+  // The next token for one row of logits (V). Reads the logits, writes only the sampler's scratch.
+  constexpr std::int32_t sample(const float* logits) {
+    const float inv_t = opt_.temperature == 0.0f ? 0.0f : 1.0f / opt_.temperature;
+    if (opt_.temperature == 0.0f || inv_t > 3.0e38f) return argmax(logits);  // greedy (or 1/T overflows)
+    // (logits - max) / T: the largest is 0, the others ≤ 0, so a tiny T cannot overflow
+    const float m = logits[argmax(logits)];
+    for (std::size_t i = 0; i < V; ++i) p_[i] = logits[i] - m;
+    simd::softmax_scaled(p_, V, inv_t);
+    for (std::size_t i = 0; i < V; ++i) id_[i] = static_cast<std::int32_t>(i);
+    // Selection, most likely first, until top_k tokens or top_p of the (top-k) mass are taken.
+    const std::size_t k = opt_.top_k ? opt_.top_k : V;
+    float kept_mass = 1.0f;
+    if (opt_.top_k) {  // the mass of the k most likely tokens, for top_p relative to it
+      select(k);
+      kept_mass = 0.0f;
+      for (std::size_t i = 0; i < k; ++i) kept_mass += p_[i];
+    }
+    std::size_t n = 0;
+    float mass = 0.0f;
+    const float target = opt_.top_p * kept_mass;
+    while (n < k) {
+      if (!opt_.top_k) select_one(n);
+      mass += p_[n];
+      ++n;
+      if (opt_.top_p < 1.0f && mass >= target) break;
+    }
+    // Draw u · mass over the kept tokens.
+    const float u = static_cast<float>(rng_.next() >> 40) * 0x1p-24f * mass;
+    float acc = 0.0f;
+    for (std::size_t i = 0; i < n; ++i) {
+      acc += p_[i];
+      if (u < acc) return id_[i];
+    }
+    return id_[n - 1];  // rounding: u fell past the last partial sum
+  }
+
+  static constexpr std::int32_t argmax(const float* logits) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < V; ++i)
+      if (logits[i] > logits[best]) best = i;
+    return static_cast<std::int32_t>(best);
+  }
+
+ private:
+  // a before b: more likely, or as likely with a lower id
+  constexpr bool before(std::size_t a, std::size_t b) const {
+    return p_[a] > p_[b] || (p_[a] == p_[b] && id_[a] < id_[b]);
+  }
+  // Brings the most likely of positions [i, V) to position i.
+  constexpr void select_one(std::size_t i) {
+    std::size_t best = i;
+    for (std::size_t j = i + 1; j < V; ++j)
+      if (before(j, best)) best = j;
+    if (best != i) {
+      const float tp = p_[i];
+      p_[i] = p_[best];
+      p_[best] = tp;
+      const std::int32_t ti = id_[i];
+      id_[i] = id_[best];
+      id_[best] = ti;
+    }
+  }
+  constexpr void select(std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i) select_one(i);
+  }
+
+  sampling_options opt_{};
+  xoshiro256 rng_;
+  float p_[V] = {};
+  std::int32_t id_[V] = {};
+};
+
+}  // namespace sf
