@@ -4,7 +4,9 @@
 // and run under qemu-aarch64 (CTest: cross_aarch64_kernels). Same shapes, tolerances and
 // guards as test_gemm.cpp (gemm_check.hpp) and test_vmath.cpp (vmath_check.hpp), for the
 // NEON backend and the scalar one. Prints one line per check; exit status 0 iff all pass.
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "../gemm_check.hpp"
@@ -73,6 +75,37 @@ void vmath_all() {
               V::name, worst);
   failures += !(worst <= 1);
 }
+// The emulated twin of V (the constant-evaluation path, simd/emulated.hpp) gives V's bits:
+// every row helper and the softmax kernel on the same inputs (NEON: pairwise addv order).
+template <class V>
+void twin_all() {
+  using E = sf::simd::twin<V>;
+  static float x[333], a[333], b[333];
+  std::uint32_t s = 777;
+  for (float& v : x) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.0f * 220.0f - 110.0f;
+  }
+  int bad = 0;
+  auto same = [&](const char* name, auto f) {
+    std::memcpy(a, x, sizeof x);
+    std::memcpy(b, x, sizeof x);
+    f(a, V{});
+    f(b, E{});
+    if (std::memcmp(a, b, sizeof a) != 0) {
+      ++bad;
+      std::printf("FAIL %-6s twin: %s differs\n", V::name, name);
+    }
+  };
+  same("exp_row", [](float* y, auto w) { sf::simd::exp_row<333, decltype(w)>(y, y); });
+  same("tanh_row", [](float* y, auto w) { sf::simd::tanh_row<333, decltype(w)>(y, y); });
+  same("gelu_row", [](float* y, auto w) { sf::simd::gelu_row<333, decltype(w)>(y, y); });
+  same("gelu_tanh_row", [](float* y, auto w) { sf::simd::gelu_tanh_row<333, decltype(w)>(y, y); });
+  for (std::size_t n : {1u, 7u, 64u, 333u})
+    same("softmax_scaled", [n](float* y, auto w) { sf::simd::softmax_scaled<decltype(w)>(y, n, 0.125f); });
+  std::printf("%s %-6s emulated twin: rows and softmax bit-identical\n", bad ? "FAIL" : "ok  ", V::name);
+  failures += bad;
+}
 }  // namespace
 
 int main() {
@@ -80,6 +113,7 @@ int main() {
 #if defined(SF_SIMD_HAVE_NEON)
   gemm_all<sf::simd::neon>();
   vmath_all<sf::simd::neon>();
+  twin_all<sf::simd::neon>();
 #endif
   gemm_all<sf::simd::scalar<float>, 3>();
   vmath_all<sf::simd::scalar<float>>();
