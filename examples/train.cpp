@@ -55,6 +55,17 @@
 #include "staticformer/tokenizer.hpp"
 #include "staticformer/train.hpp"
 
+// The checkpoint code is large: save_training and load_training for nano are compiled in a
+// translation unit of their own, examples/train/checkpoint.cpp, to keep each quick to compile.
+extern template sf::status sf::io::save_training<sf::configs::nano>(const std::string&,
+                                                                    const sf::trainer<sf::configs::nano>&,
+                                                                    const sf::dataset<sf::configs::nano>&,
+                                                                    const sf::char_tokenizer&, sf::io::metadata_map,
+                                                                    const sf::io::metadata_map&);
+extern template sf::status sf::io::load_training<sf::configs::nano>(const std::string&, sf::trainer<sf::configs::nano>&,
+                                                                    sf::dataset<sf::configs::nano>&,
+                                                                    sf::char_tokenizer&, sf::io::optimizer_info*);
+
 #ifndef SF_DEFAULT_CORPUS
 #define SF_DEFAULT_CORPUS "data/tinyshakespeare.txt"
 #endif

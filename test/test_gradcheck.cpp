@@ -1,74 +1,14 @@
 // Finite-difference checks, in double, of every layer's backward for every variant,
 // and of the whole model. For a layer y = f(x; θ) the scalar checked is
 // L = Σ G ⊙ y with a fixed random G, so backward(dy = G) must give dL/dx and dL/dθ.
-#include <gtest/gtest.h>
-
+// One GoogleTest program in two translation units, to keep each quick to compile: this file
+// (the layers) and test/gradcheck/model.cpp (the whole model); the helpers are in
+// test/gradcheck/gradcheck.hpp.
 #include <cmath>
-#include <cstdio>
-#include <string>
 
-#include "staticformer/model.hpp"
+#include "gradcheck/gradcheck.hpp"
 
 namespace {
-using T = double;
-
-constexpr sf::config small(sf::norm_kind n, sf::position_kind p, sf::activation_kind a, bool bias, bool tied) {
-  return sf::config{.V = 11, .T = 5, .D = 8, .H = 2, .L = 2, .F = 12, .B = 2,
-                    .norm = n, .position = p, .activation = a, .tied = tied, .bias = bias};
-}
-using N = sf::norm_kind;
-using P = sf::position_kind;
-using A = sf::activation_kind;
-
-template <class X>
-void randomize(X& t, sf::splitmix64& r, double s = 1.0) {
-  for (auto& e : t) e = static_cast<T>(r.normal() * s);
-}
-template <class S>
-void randomize_params(S& p, sf::splitmix64& r, double s = 0.5) {
-  sf::visit([&](const sf::param_name& name, auto& t) {
-    for (auto& e : t) e = static_cast<T>(r.normal() * s + (name.ends_with("weight") && t.rank == 1 ? 1.0 : 0.0));
-  }, p);
-}
-
-// Central difference of loss() w.r.t. one element.
-template <class F>
-double numeric(F&& loss, T& elem) {
-  const T old = elem, h = 1e-6;
-  elem = old + h;
-  const double lp = loss();
-  elem = old - h;
-  const double lm = loss();
-  elem = old;
-  return (lp - lm) / (2 * h);
-}
-
-// Compares the analytic gradient of every element (up to `max_checks`, evenly spread) of x.
-template <class F, class X, class G>
-void check(const std::string& what, F&& loss, X& x, const G& analytic, std::size_t max_checks = 60) {
-  const std::size_t step = x.size > max_checks ? x.size / max_checks : 1;
-  int bad = 0;
-  for (std::size_t i = 0; i < x.size; i += step) {
-    const double fd = numeric(loss, x[i]);
-    const double an = analytic[i];
-    // double precision central differences: truncation ~h², rounding ~eps·|L|/h; 1e-7 absolute is far above both
-    if (std::fabs(fd - an) > 1e-7 + 1e-6 * std::fabs(fd)) {
-      if (bad++ < 3) ADD_FAILURE() << what << "[" << i << "]: finite difference " << fd << ", backward " << an;
-    }
-  }
-}
-template <class F, class S>
-void check_params(const std::string& what, F&& loss, S& p, S& g, std::size_t max_checks = 60) {
-  sf::visit([&](const sf::param_name& name, auto& t, const auto& gt) {
-    check(what + " " + name.c_str(), loss, t, gt, max_checks);
-  }, p, g);
-}
-template <class X, class G>
-double dot(const X& a, const G& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size; ++i) s += a[i] * b[i];
-  return s;
-}
 
 // ------------------------------------------------------------------------- norms
 template <sf::config C>
@@ -212,40 +152,4 @@ void loss_check(bool all_ignored) {
 TEST(GradCheck, CrossEntropyIgnoresMinusOne) { loss_check<small(N::layernorm, P::learned, A::gelu, true, true)>(false); }
 TEST(GradCheck, CrossEntropyAllIgnored) { loss_check<small(N::layernorm, P::learned, A::gelu, true, true)>(true); }
 
-// ------------------------------------------------------------------------- the whole model
-template <sf::config C>
-void model_check(bool padded, std::size_t max_checks = 60) {
-  static sf::params<C, T> p, g;
-  static sf::activations<C, T> a;
-  static sf::tokens_t<C> tok;
-  static sf::targets_t<C> tgt;
-  static sf::padding_t<C> pad;
-  sf::splitmix64 r{6};
-  randomize_params(p, r, 0.3);
-  pad.zero();
-  for (std::size_t i = 0; i < tok.size; ++i) {
-    tok[i] = static_cast<std::int32_t>(r.next() % C.V);
-    tgt[i] = i % 4 == 3 ? -1 : static_cast<std::int32_t>(r.next() % C.V);
-  }
-  if (padded) {
-    pad(0, 0) = 1;  // left padding in row 0: query 0 of row 0 has no allowed key
-    tgt(0, 0) = -1;
-    pad(C.B - 1, C.T - 1) = 1;  // right padding in the last row
-    tgt(C.B - 1, C.T - 1) = -1;
-  }
-  const sf::padding_t<C>* pp = padded ? &pad : nullptr;
-  sf::forward(p, a, tok, tgt, pp);
-  sf::zero(g);
-  sf::backward(p, g, a, tok, tgt, pp);
-  auto loss = [&] { return static_cast<double>(sf::forward(p, a, tok, tgt, pp)); };
-  check_params("model", loss, p, g, max_checks);
-}
-TEST(GradCheck, ModelGpt2Style) { model_check<small(N::layernorm, P::learned, A::gelu_tanh, true, true)>(true); }
-TEST(GradCheck, ModelLlamaStyle) { model_check<small(N::rmsnorm, P::rope, A::relu, false, false)>(true); }
-TEST(GradCheck, ModelVaswaniStyle) { model_check<small(N::layernorm, P::sinusoidal, A::gelu, true, false)>(false); }
-TEST(GradCheck, ModelReferenceConfigs) {
-  model_check<sf::configs::ref_gpt2>(true, 8);
-  model_check<sf::configs::ref_llama>(true, 8);
-  model_check<sf::configs::ref_vaswani>(false, 8);
-}
 }  // namespace

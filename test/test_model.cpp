@@ -1,5 +1,7 @@
 // The model: inference in a constant expression, inference == training forward,
 // no heap allocation in forward, backward, inference or the optimizer step, compile-time memory sizes.
+// One GoogleTest program in two translation units, to keep each quick to compile: this file and
+// test/model/no_heap.cpp (more configurations, the sizes); the check is in test/model/no_heap.hpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,14 +10,11 @@
 #include <cstdlib>
 #include <new>
 
-#include "staticformer/memory.hpp"
+#include "model/no_heap.hpp"
 #include "staticformer/model.hpp"
-#include "staticformer/optim.hpp"
 
 // ---------------------------------------------------------------- allocation counter
-namespace {
-std::atomic<long> g_allocations{0};
-}
+std::atomic<long> sf_test::g_allocations{0};
 void* operator new(std::size_t n) {
   ++g_allocations;
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -94,63 +93,8 @@ TEST(Model, CompileTimeInferenceMatchesRunTime) {
 }
 
 // ---------------------------------------------------------------- infer == forward, no allocation
-template <sf::config C>
-void infer_equals_forward_and_no_heap() {
-  static sf::params<C> p, g;
-  static sf::activations<C> a;
-  static sf::inference_state<C> s;
-  static sf::tokens_t<C> tok;
-  static sf::targets_t<C> tgt;
-  static sf::padding_t<C> pad;
-  static sf::adamw<sf::params<C>> opt;
-  sf::init_params(p, 7);
-  sf::splitmix64 r{11};
-  for (std::size_t i = 0; i < tok.size; ++i) {
-    tok[i] = static_cast<std::int32_t>(r.next() % C.V);
-    tgt[i] = static_cast<std::int32_t>(r.next() % C.V);
-  }
-  pad(0, 0) = 1;
-  tgt(0, 0) = -1;
-
-  const long before = g_allocations.load();
-  const float loss = sf::forward(p, a, tok, tgt, &pad);
-  sf::zero(g);
-  sf::backward(p, g, a, tok, tgt, &pad);
-  sf::infer(p, s, tok, &pad);
-  const long after = g_allocations.load();
-  EXPECT_EQ(after - before, 0) << "forward/backward/infer allocated on the heap";
-  static sf::params<C> p_copy;
-  p_copy = p;
-  const long before_step = g_allocations.load();
-  opt.reset();
-  opt.step(p_copy, g, 1e-3);
-  (void)sf::clip_grad_norm(g, 1.0);
-  EXPECT_EQ(g_allocations.load() - before_step, 0) << "the optimizer step allocated on the heap";
-
-  EXPECT_TRUE(std::isfinite(loss));
-  EXPECT_NEAR(loss, std::log(static_cast<float>(C.V)), 0.5f);  // a fresh model predicts nearly uniformly
-  for (std::size_t i = 0; i < a.logits.size; ++i) ASSERT_FLOAT_EQ(a.logits[i], s.logits[i]);
-  float gnorm = 0;
-  sf::visit([&](const sf::param_name&, const auto& t) { for (float v : t) gnorm += v * v; }, g);
-  EXPECT_GT(gnorm, 0.0f);
-  EXPECT_TRUE(std::isfinite(gnorm));
-}
+// (the check: test/model/no_heap.hpp; two more configurations: test/model/no_heap.cpp)
 TEST(Model, InferEqualsForwardNoHeapGpt2) { infer_equals_forward_and_no_heap<sf::configs::ref_gpt2>(); }
 TEST(Model, InferEqualsForwardNoHeapLlama) { infer_equals_forward_and_no_heap<sf::configs::ref_llama>(); }
-TEST(Model, InferEqualsForwardNoHeapVaswani) { infer_equals_forward_and_no_heap<sf::configs::ref_vaswani>(); }
-TEST(Model, InferEqualsForwardNoHeapNano) { infer_equals_forward_and_no_heap<sf::configs::nano>(); }
-
-// ---------------------------------------------------------------- sizes are compile-time constants
-static_assert(sf::memory_footprint<sf::configs::nano>::parameter_count ==
-              65 * 64 + 64 * 64 + 2 * (2 * 64 + 4 * 64 * 64 + 4 * 64 + 2 * 64 + 64 * 256 + 256 + 256 * 64 + 64) + 2 * 64);
-static_assert(sf::parameter_count<sf::params<sf::configs::ref_llama>> ==
-              96 * 48 + 3 * (48 + 4 * 48 * 48 + 48 + 48 * 96 + 96 * 48) + 48 + 48 * 96);
-static_assert(sizeof(sf::params<sf::configs::nano>) >= sf::memory_footprint<sf::configs::nano>::parameter_count * 4);
-
-TEST(Model, ParamsDoNotDependOnBatch) {
-  constexpr sf::config b32 = [] { sf::config c = sf::configs::nano; c.B = 32; return c; }();
-  static_assert(std::is_same_v<sf::params<b32>, sf::params<sf::configs::nano>>);
-  static_assert(!std::is_same_v<sf::activations<b32>, sf::activations<sf::configs::nano>>);
-}
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Training checkpoints: a run stopped, saved, loaded into fresh storage and resumed
 // continues bit for bit like a run that never stopped; saves are crash-safe; mismatched
 // files are refused; the model file is a SPEC checkpoint that decodes on its own.
+// One GoogleTest program in three translation units, to keep each quick to compile: the
+// checkpoint functions are compiled in test/train_resume/save.cpp and load.cpp (see
+// test/train_resume/checkpoint.hpp).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -22,10 +25,14 @@
 #include "staticformer/optim.hpp"
 #include "staticformer/tokenizer.hpp"
 #include "staticformer/train.hpp"
+#include "train_resume/checkpoint.hpp"
+
+SF_TRAIN_RESUME_SAVE_INSTANTIATIONS(extern template)
+SF_TRAIN_RESUME_LOAD_INSTANTIATIONS(extern template)
 
 namespace {
 
-constexpr sf::config cfg{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 64, .B = 4};
+constexpr sf::config cfg = sf_test::cfg;  // V 65, T 16, D 32, H 4, L 2, F 64, B 4
 using trainer_t = sf::trainer<cfg>;
 constexpr sf::lr_schedule schedule{.max_lr = 3e-3, .min_lr = 3e-4, .warmup_steps = 4, .total_steps = 60};
 constexpr double clip = 1.0;

@@ -7,11 +7,16 @@
 // `loss` and `grad.<name>` for every parameter. With --steps N it then runs N AdamW
 // steps (β1 0.9, β2 0.999, eps 1e-8, weight decay 0) on the same batch and also writes
 // every updated parameter under its own name and `losses` [N] (the loss before each step).
+//
+// Two translation units, to keep each quick to compile: this one (command line, files) and
+// tools/runner/model.cpp, which compiles the model's forward, backward and AdamW step for
+// every configuration below (declared in tools/runner/model.hpp).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "runner/model.hpp"
 #include "staticformer/io/safetensors.hpp"
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
@@ -24,7 +29,8 @@ struct options {
   double lr = 1e-3;
 };
 
-// The configurations this runner has compiled in: SPEC's reference configurations.
+// The configurations this runner has compiled in: SPEC's reference configurations
+// (tools/runner/model.cpp instantiates sf_run::model for each).
 struct compiled {
   const char* name;
   sf::config config;
@@ -64,6 +70,7 @@ int fail(const sf::status& s, const char* what) {
 
 template <sf::config C>
 int run(const sf::io::file& model_file, const options& o) {
+  using model = sf_run::model<C>;  // forward, backward, AdamW step: compiled in tools/runner/model.cpp
   // Static storage: parameters, gradients, activations and optimizer state never live on the stack.
   static sf::params<C> p, g;
   static sf::activations<C> acts;
@@ -78,9 +85,9 @@ int run(const sf::io::file& model_file, const options& o) {
     return fail(s, o.batch.c_str());
   const sf::padding_t<C>* pad = has_padding ? &padding : nullptr;
 
-  const float loss = sf::forward(p, acts, tokens, targets, pad);
+  const float loss = model::forward(p, acts, tokens, targets, pad);
   sf::zero(g);
-  sf::backward(p, g, acts, tokens, targets, pad);
+  model::backward(p, g, acts, tokens, targets, pad);
 
   sf::io::writer w;
   w.add("logits", acts.logits).add("loss", sf::io::dtype::F32, {1}, &loss).add_all(g, "grad.");
@@ -91,13 +98,13 @@ int run(const sf::io::file& model_file, const options& o) {
     opt.options = sf::adamw_options{.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0};
     for (long step = 0; step < o.steps; ++step) {
       if (step > 0) {  // step 0 reuses the gradients computed above
-        losses.push_back(sf::forward(p, acts, tokens, targets, pad));
+        losses.push_back(model::forward(p, acts, tokens, targets, pad));
         sf::zero(g);
-        sf::backward(p, g, acts, tokens, targets, pad);
+        model::backward(p, g, acts, tokens, targets, pad);
       } else {
         losses.push_back(loss);
       }
-      opt.step(p, g, o.lr);
+      model::step(opt, p, g, o.lr);
     }
     w.add("losses", losses, {losses.size()}).add_all(p);
   }

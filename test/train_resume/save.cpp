@@ -1,0 +1,5 @@
+// test_train_resume: the checkpoint functions that save, compiled here once (explicit
+// instantiations; test/test_train_resume.cpp declares them `extern template`).
+#include "checkpoint.hpp"
+
+SF_TRAIN_RESUME_SAVE_INSTANTIATIONS(template)
