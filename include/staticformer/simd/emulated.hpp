@@ -77,7 +77,9 @@ struct emulated {
     for (std::size_t i = 0; i < width; ++i) a.v[i] = a.v[i] / b.v[i];
     return a;
   }
-  // c + s·a·b with one rounding when Like is fused (cx::fma, written out: no call per lane)
+  // c + s·a·b with one rounding when Like is fused: sf::cx::fma, written out. (Calling cx::fma
+  // per lane makes g++ evaluate and memoise one call per lane: the ref-gpt2 compile-time test
+  // went from 17.8 s to 28.6 s. kernels/gemm_ref.hpp writes it out for the same reason.)
   static constexpr reg fma_signed(const reg& a, const reg& b, reg c, float sign) {
     for (std::size_t i = 0; i < width; ++i) {
       if constexpr (fused) {
