@@ -49,9 +49,11 @@
 #include <fmt/core.h>
 
 #include "staticformer/data.hpp"
+#include "staticformer/decode.hpp"
 #include "staticformer/io/checkpoint.hpp"
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
+#include "staticformer/sampling.hpp"
 #include "staticformer/tokenizer.hpp"
 #include "staticformer/train.hpp"
 
@@ -310,35 +312,26 @@ bool plot(const std::string& csv, const std::string& png, const std::string& tit
   return pclose(g) == 0;
 }
 
-// Generates `n` bytes after `prompt` with temperature sampling, one sequence (B = 1).
+// Generates `n` bytes after `prompt` with temperature sampling (0.8), one stream, with the
+// KV-cache decoder (decode.hpp): the prompt is prefilled once, then one step per token. When the
+// context is full, the last 3T/4 tokens are kept and re-prefilled (decoder::slide).
 std::string generate(const sf::params<C1>& p, const sf::char_tokenizer& tok, const std::string& prompt, std::size_t n,
-                     std::uint64_t seed, double temperature = 0.8) {
-  static sf::inference_state<C1> s;
-  static sf::tokens_t<C1> x;
+                     std::uint64_t seed, float temperature = 0.8f) {
+  static sf::decoder<C1> dec;
+  static sf::sampler<C1.V> sampler{0};
+  sampler.seed(seed);
+  (void)sampler.configure({.temperature = temperature});
+  dec.use(p);
   std::vector<std::int32_t> ids;
   if (!tok.encode(prompt, ids) || ids.empty()) ids = {0};
-  sf::xoshiro256 rng(seed);
+  const std::size_t len = std::min(ids.size(), C1.T);  // the last T tokens of a long prompt
   std::string out;
-  std::vector<double> prob(C.V);
+  if (!dec.prefill(0, ids.data() + (ids.size() - len), len)) return out;
   for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t len = std::min(ids.size(), C.T);  // the last T tokens as context
-    const std::size_t from = ids.size() - len;
-    x.zero();  // positions after the context cannot influence it (causal attention)
-    for (std::size_t t = 0; t < len; ++t) x(0, t) = ids[from + t];
-    sf::infer(p, s, x);
-    const float* logits = s.logits.row(0, len - 1);
-    double mx = -1e30, sum = 0;
-    for (std::size_t v = 0; v < tok.size(); ++v) mx = std::max(mx, static_cast<double>(logits[v]));
-    for (std::size_t v = 0; v < tok.size(); ++v) sum += prob[v] = std::exp((logits[v] - mx) / temperature);
-    double u = rng.uniform() * sum;
-    std::size_t pick = tok.size() - 1;
-    for (std::size_t v = 0; v < tok.size(); ++v)
-      if ((u -= prob[v]) < 0) {
-        pick = v;
-        break;
-      }
-    ids.push_back(static_cast<std::int32_t>(pick));
-    out += tok.decode(static_cast<std::int32_t>(pick));
+    const std::int32_t next = sampler.sample(dec.logits(0));
+    out += tok.decode(next);
+    if (dec.position(0) == C1.T && !dec.slide(0, C1.T - C1.T / 4)) break;
+    if (!dec.step(0, next)) break;
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include "staticformer/config.hpp"
 #include "staticformer/kernels/gemm.hpp"
 #include "staticformer/data.hpp"
+#include "staticformer/decode.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/init.hpp"
 #include "staticformer/matmul.hpp"

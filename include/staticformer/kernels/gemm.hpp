@@ -44,20 +44,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "staticformer/kernels/attributes.hpp"
 #include "staticformer/kernels/gemm_ref.hpp"
+#include "staticformer/kernels/gemv.hpp"
 #include "staticformer/simd.hpp"
-
-#if defined(__GNUC__) || defined(__clang__)
-#define SF_KERNEL_INLINE inline __attribute__((always_inline))
-#define SF_KERNEL_NOINLINE __attribute__((noinline))
-#define SF_LAMBDA_INLINE __attribute__((always_inline))  // after a lambda's parameter list
-#define SF_RESTRICT __restrict__
-#else
-#define SF_KERNEL_INLINE inline
-#define SF_KERNEL_NOINLINE
-#define SF_LAMBDA_INLINE
-#define SF_RESTRICT
-#endif
 
 namespace sf::kernels {
 
@@ -350,6 +340,8 @@ void gemm_nn_with(T* C, const T* A, const T* B, const T* bias) {
                 "ldb >= N, C (M,N) ldc >= N)");
   if constexpr (M == 0 || N == 0 || K == 0) {
     ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
+  } else if constexpr (M == 1 && !Acc) {  // one row (a decoder step): the same sums, more chains in flight
+    gemv_with<Backend>(C, A, B, ldb, N, K, bias);
   } else {
     constexpr auto BL = detail::rows_layout<Backend, M, N, K, ldb, T>;
     detail::gemm_blocked<Backend, M, N, K, false, BL, false>(C, ldc, A, lda, B, ldb, Acc, bias);

@@ -20,17 +20,18 @@ struct embedding {
   // x: (B,T,D)  tokens: (B,T) with ids in [0, V) (checked by the caller/loader)
   static constexpr void forward(btd& x, const tokens_t<C>& tokens, const params_t& p) {
     for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < S; ++t) {
-        const T* e = p.tok_emb.weight.data() + static_cast<std::size_t>(tokens(b, t)) * D;
-        T* xr = x.data() + (b * S + t) * D;
-        for (std::size_t i = 0; i < D; ++i) xr[i] = e[i];
-        if constexpr (C.position == position_kind::learned) {
-          const T* pe = p.pos_emb.weight.data() + t * D;
-          for (std::size_t i = 0; i < D; ++i) xr[i] += pe[i];
-        } else if constexpr (C.position == position_kind::sinusoidal) {
-          sinusoidal<C, T>::add(xr, t);
-        }
-      }
+      for (std::size_t t = 0; t < S; ++t) row(x.data() + (b * S + t) * D, tokens(b, t), t, p);
+  }
+  // One position: xr = tok_emb[token, :] + pos(t)     xr: (D)  token in [0, V)  t < T
+  static constexpr void row(T* xr, std::int32_t token, std::size_t t, const params_t& p) {
+    const T* e = p.tok_emb.weight.data() + static_cast<std::size_t>(token) * D;
+    for (std::size_t i = 0; i < D; ++i) xr[i] = e[i];
+    if constexpr (C.position == position_kind::learned) {
+      const T* pe = p.pos_emb.weight.data() + t * D;
+      for (std::size_t i = 0; i < D; ++i) xr[i] += pe[i];
+    } else if constexpr (C.position == position_kind::sinusoidal) {
+      sinusoidal<C, T>::add(xr, t);
+    }
   }
 
   // dtok_emb[tokens[b,t], :] += dx[b,t,:]   (scatter-add into the rows used)

@@ -46,24 +46,32 @@ struct norm {
   SF_KERNEL_NOINLINE static constexpr void forward_impl(btd& y, const btd& x, const params_t& p, bt* mean,
                                                         bt* rstd) {
     for (std::size_t r = 0; r < N; ++r) {
-      const T* xr = x.data() + r * D;
-      T* yr = y.data() + r * D;
-      T mu{};
-      if constexpr (layernorm) {
-        for (std::size_t i = 0; i < D; ++i) mu += xr[i];
-        mu /= static_cast<T>(D);
-      }
-      T ss{};
-      for (std::size_t i = 0; i < D; ++i) ss += (xr[i] - mu) * (xr[i] - mu);
-      const T rs = T{1} / math::sqrt(ss / static_cast<T>(D) + eps);
-      for (std::size_t i = 0; i < D; ++i) {
-        T v = (xr[i] - mu) * rs * p.weight[i];
-        if constexpr (layernorm) v += p.bias[i];
-        yr[i] = v;
-      }
+      T mu{}, rs{};
+      row(y.data() + r * D, x.data() + r * D, p, mu, rs);
       if (mean) (*mean)[r] = mu;
       if (rstd) (*rstd)[r] = rs;
     }
+  }
+  // One row, the arithmetic of forward (the decoder normalises one position at a time with it).
+  // yr: (D) written  xr: (D)  mu, rs: μ (0 for rmsnorm) and rstd written
+  static constexpr void row(T* yr, const T* xr, const params_t& p, T& mu, T& rs) {
+    mu = T{};
+    if constexpr (layernorm) {
+      for (std::size_t i = 0; i < D; ++i) mu += xr[i];
+      mu /= static_cast<T>(D);
+    }
+    T ss{};
+    for (std::size_t i = 0; i < D; ++i) ss += (xr[i] - mu) * (xr[i] - mu);
+    rs = T{1} / math::sqrt(ss / static_cast<T>(D) + eps);
+    for (std::size_t i = 0; i < D; ++i) {
+      T v = (xr[i] - mu) * rs * p.weight[i];
+      if constexpr (layernorm) v += p.bias[i];
+      yr[i] = v;
+    }
+  }
+  static constexpr void row(T* yr, const T* xr, const params_t& p) {
+    T mu{}, rs{};
+    row(yr, xr, p, mu, rs);
   }
 
   // With x̂ = (x - μ) rstd and ĝ = dy ⊙ g:

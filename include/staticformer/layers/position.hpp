@@ -76,19 +76,22 @@ struct rope {
   template <bool Inverse>
   static constexpr void rotate(btd& x) {
     for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < S; ++t) {
-        const T* cs = table.cos.row(t);
-        const T* sn = table.sin.row(t);
-        for (std::size_t h = 0; h < H; ++h) {
-          T* p = x.row(b, t) + h * dk;
-          for (std::size_t i = 0; i < dk / 2; ++i) {
-            const T c = cs[i], s = Inverse ? -sn[i] : sn[i];
-            const T x0 = p[2 * i], x1 = p[2 * i + 1];
-            p[2 * i] = x0 * c - x1 * s;
-            p[2 * i + 1] = x0 * s + x1 * c;
-          }
-        }
+      for (std::size_t t = 0; t < S; ++t) rotate_row<Inverse>(x.row(b, t), t);
+  }
+  // One position t of all heads: xr: (D), in place
+  template <bool Inverse = false>
+  static constexpr void rotate_row(T* xr, std::size_t t) {
+    const T* cs = table.cos.row(t);
+    const T* sn = table.sin.row(t);
+    for (std::size_t h = 0; h < H; ++h) {
+      T* p = xr + h * dk;
+      for (std::size_t i = 0; i < dk / 2; ++i) {
+        const T c = cs[i], s = Inverse ? -sn[i] : sn[i];
+        const T x0 = p[2 * i], x1 = p[2 * i + 1];
+        p[2 * i] = x0 * c - x1 * s;
+        p[2 * i + 1] = x0 * s + x1 * c;
       }
+    }
   }
   static constexpr void forward(btd& x) { rotate<false>(x); }    // x: (B,T,D), in place
   static constexpr void backward(btd& dx) { rotate<true>(dx); }  // dx: (B,T,D), in place

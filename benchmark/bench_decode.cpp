@@ -1,0 +1,77 @@
+// bench_decode — token-by-token generation with the KV-cache decoder (decode.hpp), one core.
+//
+// One iteration generates a whole context from a one-token prompt, greedily, as llama2.c's
+// run.c does in ../shared/peers (gen_driver.c): prefill 1 token, then T-1 steps, each followed
+// by an argmax of the logits — T forward positions per iteration. B = 1.
+//
+//   build/benchmark/sf_bench_decode --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// Shapes: nano (V65 T64 D64 H4 L2 F256) and dim128 (V256 T128 D128 H4 L4 F512), each in two
+// styles: gpt2 (LayerNorm, learned positions, GELU-tanh, tied head, biases — the training demo's
+// model) and llama (RMSNorm, RoPE, ReLU, untied, no biases — the closest to llama2.c's, which
+// has SwiGLU with three F×D matrices where ours has two).
+// Counters: tokens/s, and GFLOP/s of the matrix products (2 FLOP per multiply-add: the weight
+// products, the head, and the attention's q·k and p·v over the positions actually attended).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "staticformer/decode.hpp"
+#include "staticformer/init.hpp"
+#include "staticformer/sampling.hpp"
+
+namespace {
+
+constexpr sf::config gpt2_style(sf::config c) {
+  c.B = 1;
+  c.norm = sf::norm_kind::layernorm, c.position = sf::position_kind::learned;
+  c.activation = sf::activation_kind::gelu_tanh, c.tied = true, c.bias = true;
+  return c;
+}
+constexpr sf::config llama_style(sf::config c) {
+  c.B = 1;
+  c.norm = sf::norm_kind::rmsnorm, c.position = sf::position_kind::rope;
+  c.activation = sf::activation_kind::relu, c.tied = false, c.bias = false;
+  return c;
+}
+constexpr sf::config nano_shape{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 1};
+constexpr sf::config dim128_shape{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512, .B = 1};
+
+// FLOPs of generating T positions.
+constexpr double flops_per_context(const sf::config& c) {
+  const double per_token = 2.0 * (c.L * (4.0 * c.D * c.D + 2.0 * c.D * c.F) + c.D * c.V);
+  const double attention = 2.0 * 2.0 * c.D * c.L * (c.T * (c.T + 1) / 2.0);  // q·k and p·v, positions 1..T
+  return per_token * c.T + attention;
+}
+
+template <sf::config C>
+void decode(benchmark::State& bs) {
+  static sf::params<C> p;  // static storage, never the stack
+  static sf::decoder<C> dec;
+  sf::init_params(p, 1, 0.1);
+  dec.use(p);
+  std::int64_t sink = 0;
+  for (auto _ : bs) {
+    dec.reset(0);
+    std::int32_t token = 1;
+    (void)dec.prefill(0, &token, 1);
+    for (std::size_t t = 1; t < C.T; ++t) {
+      token = sf::sampler<C.V>::argmax(dec.logits(0));
+      (void)dec.step(0, token);
+    }
+    sink += sf::sampler<C.V>::argmax(dec.logits(0));
+  }
+  benchmark::DoNotOptimize(sink);
+  const double iters = static_cast<double>(bs.iterations());
+  bs.counters["tokens/s"] = benchmark::Counter(iters * C.T, benchmark::Counter::kIsRate);
+  bs.counters["GFLOP/s"] = benchmark::Counter(iters * flops_per_context(C) * 1e-9, benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+BENCHMARK(decode<gpt2_style(nano_shape)>)->Name("decode/float/nano/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<llama_style(nano_shape)>)->Name("decode/float/nano/llama")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<gpt2_style(dim128_shape)>)->Name("decode/float/dim128/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<llama_style(dim128_shape)>)->Name("decode/float/dim128/llama")->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,333 @@
+// staticformer/decode.hpp — incremental decoding with a KV cache: prefill, step, B streams.
+//
+//   static sf::decoder<C> dec;                 // all storage inside; sizeof is a compile-time constant
+//   dec.use(p);                                // p: sf::params<C> (trained with any batch size)
+//   dec.prefill(b, prompt, n);                 // stream b: the prompt's n tokens (matrix–matrix products)
+//   const float* row = dec.logits(b);          // (V): the next-token logits of stream b
+//   dec.step(next);                            // one token per stream (next: B ids): matrix–vector products
+//
+// Exactness. At every position the logits are bit-for-bit those of sf::infer over the same
+// prefix (SPEC's model, no padding): every product sums in k order from 0 (+ bias) with one
+// FMA at a time, as the GEMM tiles do (kernels/gemv.hpp), the norms, activations, softmax,
+// RoPE and embeddings call the layers' own row functions, and keys past a query's position
+// enter P·V only with probability exactly 0.
+//
+// Storage of a decoder<C> (C.B streams, context C.T; nothing on the heap, nothing big on the stack):
+//   keys   kt[l]: (B, H, d_k, T) — transposed, so that one query's scores q_h·K_hᵀ are a vector–
+//          matrix product over contiguous positions (and the chunk products of prefill a plain
+//          matmul (P, d_k)·(d_k, T))
+//   values v[l]:  (B, T, D)      — a head's (T, d_k) slice is the right operand of P·V
+//   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
+//   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too),
+//   and the buffers of a step (B rows) and of a prefill chunk (P rows).
+// The cache of stream b is zeroed by reset(b), so positions past a stream's own are always
+// finite (0 or values this stream wrote), which keeps "probability 0 times a value" exactly 0.
+//
+// Prefill runs the prompt in chunks of P = min(16, T) positions through the matrix–matrix
+// kernels; a chunk that would run past T starts earlier and recomputes positions already in the
+// cache (same inputs, same bits). Prompts of fewer than P/4 new tokens go through single steps.
+//
+// Position T. A stream holds at most T tokens. prefill or step that would pass T changes
+// nothing and returns an error ("context full"); the caller then either stops or calls
+// slide(b, keep), which keeps the stream's last `keep` tokens (1 ≤ keep < T), re-prefills them
+// at positions 0 … keep-1 and leaves their logits — exactly those of sf::infer on that window.
+//
+// Errors are values (sf::status): no weights bound, a token outside [0, V), a stream index
+// ≥ B, an empty prompt, a full context. No exceptions, threads, heap or double on this path.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "staticformer/config.hpp"
+#include "staticformer/kernels/gemv.hpp"
+#include "staticformer/kernels/vmath.hpp"
+#include "staticformer/layers/activation.hpp"
+#include "staticformer/layers/attention.hpp"
+#include "staticformer/layers/embedding.hpp"
+#include "staticformer/layers/norm.hpp"
+#include "staticformer/layers/position.hpp"
+#include "staticformer/matmul.hpp"
+#include "staticformer/params.hpp"
+#include "staticformer/status.hpp"
+
+namespace sf {
+
+template <config C, class T = float>
+class decoder {
+  static_assert(check_config<C>());
+  static_assert(std::is_same_v<T, float>, "sf::decoder: decoding runs in float");
+
+ public:
+  static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H, F = C.F, V = C.V, L = C.L;
+  static constexpr std::size_t P = S < 16 ? S : 16;  // prefill chunk (positions per matrix product)
+  using weights_t = params<C, T>;
+
+  // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
+  // called again after they change) and empties every stream.
+  constexpr void use(const weights_t& p) {
+    w_ = &p;
+    if constexpr (C.tied)  // head_t = tok_embᵀ: (D, V)
+      for (std::size_t v = 0; v < V; ++v)
+        for (std::size_t i = 0; i < D; ++i) head_t_(i, v) = p.tok_emb.weight(v, i);
+    reset();
+  }
+
+  // Empties stream b (position 0, its cache zeroed), or every stream.
+  constexpr void reset(std::size_t b) {
+    if (b >= B) return;
+    pos_[b] = 0;
+    for (std::size_t l = 0; l < L; ++l) {
+      T* k = kt_[l].data() + b * (H * dk * S);
+      T* v = v_[l].data() + b * (S * D);
+      for (std::size_t i = 0; i < H * dk * S; ++i) k[i] = T{};
+      for (std::size_t i = 0; i < S * D; ++i) v[i] = T{};
+    }
+  }
+  constexpr void reset() {
+    for (std::size_t b = 0; b < B; ++b) reset(b);
+  }
+
+  constexpr std::size_t position(std::size_t b) const { return b < B ? pos_[b] : 0; }  // tokens held by stream b
+  constexpr const T* logits(std::size_t b) const { return logits_.data() + b * V; }   // (V), after prefill/step
+  constexpr const std::int32_t* tokens(std::size_t b) const { return hist_.data() + b * S; }  // (position(b))
+
+  // Appends the n tokens of `prompt` to stream b (positions position(b) … position(b)+n-1) and
+  // leaves the logits of the last one in logits(b).     prompt: (n)
+  constexpr status prefill(std::size_t b, const std::int32_t* prompt, std::size_t n) {
+    if (status s = check_stream(b); !s) return s;
+    if (n == 0) return status::error("sf::decoder::prefill: the prompt is empty");
+    if (pos_[b] + n > S) return full("prefill", b, pos_[b], n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (status s = check_token(prompt[i], "prefill"); !s) return s;
+    const std::size_t a = pos_[b], end = a + n;
+    for (std::size_t i = 0; i < n; ++i) hist_(b, a + i) = prompt[i];
+    run(b, a, end);
+    return status::ok();
+  }
+
+  // One token per stream (tokens: (B)), each at its own position; logits(b) for every stream.
+  constexpr status step(const std::int32_t* tokens) {
+    if (!w_) return unbound();
+    for (std::size_t b = 0; b < B; ++b) {
+      if (pos_[b] + 1 > S) return full("step", b, pos_[b], 1);
+      if (status s = check_token(tokens[b], "step"); !s) return s;
+    }
+    for (std::size_t b = 0; b < B; ++b) hist_(b, pos_[b]) = tokens[b];
+    step_rows<B>(0);
+    return status::ok();
+  }
+  // One token for stream b alone (the others keep their positions and logits).
+  constexpr status step(std::size_t b, std::int32_t token) {
+    if (status s = check_stream(b); !s) return s;
+    if (pos_[b] + 1 > S) return full("step", b, pos_[b], 1);
+    if (status s = check_token(token, "step"); !s) return s;
+    hist_(b, pos_[b]) = token;
+    step_rows<1>(b);
+    return status::ok();
+  }
+
+  // Keeps the last `keep` tokens of stream b (1 ≤ keep < T), re-prefilled at positions 0 … keep-1.
+  constexpr status slide(std::size_t b, std::size_t keep) {
+    if (status s = check_stream(b); !s) return s;
+    if (keep == 0 || keep >= S || keep > pos_[b])
+      return status::error("sf::decoder::slide: keep must be in [1, min(position, T-1)]; keep = ", keep,
+                           ", position = ", pos_[b], ", T = ", S);
+    const std::size_t from = pos_[b] - keep;
+    for (std::size_t i = 0; i < keep; ++i) hist_(b, i) = hist_(b, from + i);
+    reset(b);
+    run(b, 0, keep);
+    return status::ok();
+  }
+
+ private:
+  using rows_d = tensor<T, Batch<B>, Model<D>>;    // (B, D): one row per stream
+  using rows_f = tensor<T, Batch<B>, Ffn<C.F>>;    // (B, F)
+  using chunk_d = tensor<T, Batch<1>, Seq<P>, Model<D>>;  // (1, P, D): P positions of one stream
+  using chunk_f = tensor<T, Batch<1>, Seq<P>, Ffn<C.F>>;  // (1, P, F)
+  using norm = layers::norm<C, T>;
+  using act = layers::activation<C.activation, T>;
+  using emb = layers::embedding<C, T>;
+  static constexpr bool rope = C.position == position_kind::rope;
+
+  constexpr status check_stream(std::size_t b) const {
+    if (!w_) return unbound();
+    if (b >= B) return status::error("sf::decoder: stream ", b, " does not exist (B = ", B, ")");
+    return status::ok();
+  }
+  static constexpr status unbound() { return status::error("sf::decoder: no weights; call use(params) first"); }
+  static constexpr status check_token(std::int32_t t, const char* what) {
+    if (t < 0 || static_cast<std::size_t>(t) >= V)
+      return status::error("sf::decoder::", what, ": token ", t, " is outside the vocabulary [0, ", V, ")");
+    return status::ok();
+  }
+  static constexpr status full(const char* what, std::size_t b, std::size_t pos, std::size_t n) {
+    return status::error("sf::decoder::", what, ": context full - stream ", b, " holds ", pos, " of T = ", S,
+                         " tokens, ", n, " more do not fit; call slide(b, keep) or reset(b)");
+  }
+
+  // Stream b: positions [a, end) from hist_ (a < end ≤ T); logits of position end-1.
+  constexpr void run(std::size_t b, std::size_t a, std::size_t end) {
+    if ((end - a) * 4 < P) {  // a few tokens: single steps
+      for (std::size_t t = a; t < end; ++t) step_rows<1>(b);
+      return;
+    }
+    std::size_t s0 = 0;
+    for (std::size_t c = a; c < end; c = s0 + P) {
+      s0 = c + P <= S ? c : S - P;  // a chunk ending past T starts earlier (recomputes cached positions)
+      chunk(b, s0, end);
+    }
+    const std::size_t r = end - 1 - s0;  // the last position's row in the last chunk
+    head_row(logits_.data() + b * V, cx_.data() + r * D);
+    pos_[b] = end;
+  }
+
+  // logits_row (V) = norm_f(x_row) · W_head        x_row: (D)
+  constexpr void head_row(T* logits_row, const T* x_row) {
+    using one_d = view<T, shape<Batch<1>>, Model<D>, D>;
+    using one_v = view<T, shape<Batch<1>>, Vocab<V>, V>;
+    norm::row(hf_.data(), x_row, w_->norm_f);
+    matmul(one_v{logits_row}, one_d{hf_.data()}, head_weight());
+  }
+  template <class Bias>
+  static constexpr const T* bias_of(const Bias& b) {
+    if constexpr (std::is_same_v<Bias, none>) return nullptr;
+    else return b.data();
+  }
+  constexpr const auto& head_weight() const {
+    if constexpr (C.tied) return head_t_;
+    else return w_->lm_head.weight;
+  }
+
+  // ------------------------------------------------------------ prefill: one chunk of P positions
+  // Stream b, positions [s0, s0+P): x = embed(tokens), then every block, keys and values of all
+  // P positions written to the cache. Positions ≥ end (padding of the last chunk) use token 0;
+  // their cache entries lie past the stream's position and are overwritten before being read.
+  constexpr void chunk(std::size_t b, std::size_t s0, std::size_t end) {
+    const weights_t& p = *w_;
+    for (std::size_t i = 0; i < P; ++i) {
+      const std::size_t t = s0 + i;
+      emb::row(cx_.data() + i * D, t < end ? hist_(b, t) : 0, t, p);
+    }
+    const T sc = layers::attention<C, T>::scale();
+    for (std::size_t l = 0; l < L; ++l) {
+      const auto& bp = p.blocks[l];
+      // x += attn(norm1(x))
+      for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm1);
+      matmul(cq_, ca_, bp.attn.wq, bp.attn.bq);
+      matmul(ck_, ca_, bp.attn.wk, bp.attn.bk);
+      matmul(cv_, ca_, bp.attn.wv, bp.attn.bv);
+      for (std::size_t i = 0; i < P; ++i) {
+        if constexpr (rope) {
+          layers::rope<C, T>::rotate_row(cq_.data() + i * D, s0 + i);
+          layers::rope<C, T>::rotate_row(ck_.data() + i * D, s0 + i);
+        }
+        store_kv(l, b, s0 + i, ck_.data() + i * D, cv_.data() + i * D);
+      }
+      for (std::size_t h = 0; h < H; ++h) {
+        const auto Sc = as_view(cs_);                                   // (P, T) scores, then P
+        matmul(Sc, head<H>(std::as_const(cq_), 0, h), at(std::as_const(kt_[l]), b, h));  // q_h · K_hᵀ
+        for (std::size_t i = 0; i < P; ++i) {
+          T* row = Sc.row(i);
+          const std::size_t keys = s0 + i + 1;
+          simd::softmax_scaled(row, keys, sc);
+          for (std::size_t j = keys; j < S; ++j) row[j] = T{};
+        }
+        matmul(head<H>(co_, 0, h), Sc.as_const(), head<H>(std::as_const(v_[l]), b, h));  // o_h = P · V_h
+      }
+      matmul(cy_, co_, bp.attn.wo, bp.attn.bo);
+      for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
+      // x += ffn(norm2(x))
+      for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm2);
+      matmul(ch_, ca_, bp.ffn.w1, bp.ffn.b1);
+      act::template forward<P * F>(ch_.data(), ch_.data());
+      matmul(cy_, ch_, bp.ffn.w2, bp.ffn.b2);
+      for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
+    }
+  }
+
+  // k_row, v_row (D) of stream b at position t into layer l's cache (keys transposed)
+  constexpr void store_kv(std::size_t l, std::size_t b, std::size_t t, const T* k_row, const T* v_row) {
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t c = 0; c < dk; ++c) kt_[l](b, h, c, t) = k_row[h * dk + c];
+    T* vr = v_[l].data() + (b * S + t) * D;
+    for (std::size_t i = 0; i < D; ++i) vr[i] = v_row[i];
+  }
+
+  // ------------------------------------------------------------ step: R streams b0 … b0+R-1
+  // Each stream's token is hist_(b, pos_[b]); afterwards pos_[b] += 1 and logits(b) are its next-token logits.
+  template <std::size_t R>
+  constexpr void step_rows(std::size_t b0) {
+    using rd = view<T, shape<Batch<R>>, Model<D>, D>;
+    using rf = view<T, shape<Batch<R>>, Ffn<C.F>, C.F>;
+    using rv = view<T, shape<Batch<R>>, Vocab<V>, V>;
+    const weights_t& p = *w_;
+    const rd x{x_.data() + b0 * D}, a{a_.data() + b0 * D}, q{q_.data() + b0 * D}, k{k_.data() + b0 * D},
+        v{vv_.data() + b0 * D}, o{o_.data() + b0 * D}, y{y_.data() + b0 * D};
+    const rf f{f_.data() + b0 * F};
+    for (std::size_t r = 0; r < R; ++r) emb::row(x.row(r), hist_(b0 + r, pos_[b0 + r]), pos_[b0 + r], p);
+    const T sc = layers::attention<C, T>::scale();
+    for (std::size_t l = 0; l < L; ++l) {
+      const auto& bp = p.blocks[l];
+      for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
+      if constexpr (R == 1) {  // one row: Q, K and V in one loop (three times the chains in flight)
+        const kernels::gemv_job<T> qkv[3] = {{q.data(), a.data(), bp.attn.wq.data(), bias_of(bp.attn.bq)},
+                                             {k.data(), a.data(), bp.attn.wk.data(), bias_of(bp.attn.bk)},
+                                             {v.data(), a.data(), bp.attn.wv.data(), bias_of(bp.attn.bv)}};
+        kernels::gemv_batch(qkv, 3, D, D, D);  // = matmul(q, a, wq, bq), ... (same sums)
+      } else {
+        matmul(q, a.as_const(), bp.attn.wq, bp.attn.bq);
+        matmul(k, a.as_const(), bp.attn.wk, bp.attn.bk);
+        matmul(v, a.as_const(), bp.attn.wv, bp.attn.bv);
+      }
+      for (std::size_t r = 0; r < R; ++r) {
+        const std::size_t b = b0 + r, t = pos_[b], keys = t + 1;
+        if constexpr (rope) {
+          layers::rope<C, T>::rotate_row(q.row(r), t);
+          layers::rope<C, T>::rotate_row(k.row(r), t);
+        }
+        store_kv(l, b, t, k.row(r), v.row(r));
+        // one query, every head: scores over positions 0 … t, softmax, P·V
+        kernels::gemv_job<T> jobs[H];
+        for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_hᵀ   (keys)
+          jobs[h] = {scores_.row(h), q.row(r) + h * dk, kt_[l].data() + (b * H + h) * dk * S, nullptr};
+        kernels::gemv_batch(jobs, H, S, keys, dk);
+        for (std::size_t h = 0; h < H; ++h) simd::softmax_scaled(scores_.row(h), keys, sc);
+        for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_h   (d_k)
+          jobs[h] = {o.row(r) + h * dk, scores_.row(h), v_[l].data() + b * S * D + h * dk, nullptr};
+        kernels::gemv_batch(jobs, H, D, dk, keys);
+      }
+      matmul(y, o.as_const(), bp.attn.wo, bp.attn.bo);
+      for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
+      for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
+      matmul(f, a.as_const(), bp.ffn.w1, bp.ffn.b1);
+      act::template forward<R * F>(f.data(), f.data());
+      matmul(y, f.as_const(), bp.ffn.w2, bp.ffn.b2);
+      for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
+    }
+    for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), p.norm_f);
+    matmul(rv{logits_.data() + b0 * V}, a.as_const(), head_weight());
+    for (std::size_t r = 0; r < R; ++r) ++pos_[b0 + r];
+  }
+
+  const weights_t* w_ = nullptr;
+  std::array<tensor<T, Batch<B>, Heads<H>, HeadDim<dk>, Seq<S>>, L> kt_{};  // keys, transposed
+  std::array<tensor<T, Batch<B>, Seq<S>, Model<D>>, L> v_{};               // values
+  tensor<std::int32_t, Batch<B>, Seq<S>> hist_{};                          // the tokens of every stream
+  std::array<std::size_t, B> pos_{};
+  tensor<T, Batch<B>, Vocab<V>> logits_{};
+  [[no_unique_address]] maybe<C.tied, tensor<T, Model<D>, Vocab<V>>> head_t_{};  // tok_embᵀ (tied)
+  // step buffers (B rows)
+  rows_d x_{}, a_{}, q_{}, k_{}, vv_{}, o_{}, y_{};
+  rows_f f_{};
+  tensor<T, Heads<H>, Seq<S>> scores_{};  // one query's scores, then probabilities, per head
+  tensor<T, Model<D>> hf_{};
+  // prefill chunk buffers (P rows)
+  chunk_d cx_{}, ca_{}, cq_{}, ck_{}, cv_{}, co_{}, cy_{};
+  chunk_f ch_{};
+  tensor<T, Seq<P>, Seq<S>> cs_{};
+};
+
+}  // namespace sf

@@ -1,0 +1,189 @@
+// staticformer/kernels/gemv.hpp — the vector–matrix product of token-by-token decoding.
+//
+//   y (N) = x (K) · B (K,N) (+ bias (N))        y[n] = bias[n] + Σ_k x[k]·B[k,n]
+//
+// Summed exactly as a row of the GEMM tiles (gemm.hpp) and the naive reference (gemm_ref.hpp):
+// per element, from 0 (+ bias), in k order, one fused multiply-add at a time. So a decoder
+// step that uses this kernel gives the same bits as sf::infer's matrix products over the
+// same prefix — that is what makes incremental decoding *exact*, not merely close.
+//
+// How it runs: B is streamed once, row k after row k. A panel of up to `panel_vectors<V>`
+// vectors of y stays in registers for the whole K loop: per k, x[k] is broadcast and one FMA
+// per vector updates the panel. N, K and the row stride are run-time values (the attention of
+// a decoder step has a key count that grows with the position), so one compiled panel serves
+// every shape. The scalar backend is the reference and the constant-evaluation path.
+#pragma once
+#include <cstddef>
+#include <utility>
+
+#include "staticformer/kernels/attributes.hpp"
+#include "staticformer/simd.hpp"
+
+namespace sf::kernels {
+
+namespace detail {
+// Vectors of y kept in registers by one panel.
+template <class V> inline constexpr std::size_t panel_vectors = V::width == 1 ? 8 : (V::registers >= 32 ? 16 : 8);
+
+// y[0:cols] = (bias) + Σ_k x[k]·B[k, 0:cols]   for NV vectors, the last one with nl lanes when Partial
+//   y: (cols)   x: (K)   B: (K, cols) row stride ldb   bias: (cols) or nullptr
+template <class V, std::size_t NV, bool Partial, class T, std::size_t... J>
+SF_KERNEL_INLINE void gemv_panel_body(std::index_sequence<J...>, T* SF_RESTRICT y, const T* SF_RESTRICT x,
+                                      const T* SF_RESTRICT B, std::size_t ldb, std::size_t K, std::size_t nl,
+                                      const T* SF_RESTRICT bias) {
+  using reg = typename V::reg;
+  constexpr std::size_t W = V::width;
+  auto ld = [nl](const T* p, std::size_t j) SF_LAMBDA_INLINE {
+    return Partial && j + 1 == NV ? V::load_partial(p + j * W, nl) : V::load(p + j * W);
+  };
+  reg acc[NV] = {((void)J, V::zero())...};
+  if (bias) ((acc[J] = V::add(acc[J], ld(bias, J))), ...);  // as the tiles: 0 + bias
+  for (std::size_t k = 0; k < K; ++k) {  // acc[j] += x[k] · B[k, jW:jW+W]
+    const reg xk = V::set1(x[k]);
+    const T* b = B + k * ldb;
+    ((acc[J] = V::fmadd(xk, ld(b, J), acc[J])), ...);
+  }
+  ((Partial && J + 1 == NV ? V::store_partial(y + J * W, acc[J], nl) : V::store(y + J * W, acc[J])), ...);
+}
+template <class V, std::size_t NV, bool Partial, class T>
+SF_KERNEL_NOINLINE void gemv_panel(T* SF_RESTRICT y, const T* SF_RESTRICT x, const T* SF_RESTRICT B,
+                                   std::size_t ldb, std::size_t K, std::size_t nl, const T* SF_RESTRICT bias) {
+  gemv_panel_body<V, NV, Partial>(std::make_index_sequence<NV>{}, y, x, B, ldb, K, nl, bias);
+}
+
+// The panel for the last `nv` vectors (1 ≤ nv ≤ panel_vectors), partial or not, chosen at run time.
+template <class V, class T, std::size_t... I>
+SF_KERNEL_INLINE void gemv_tail(std::index_sequence<I...>, std::size_t nv, bool partial, T* y, const T* x,
+                                const T* B, std::size_t ldb, std::size_t K, std::size_t nl, const T* bias) {
+  ((nv == I + 1 ? (partial ? gemv_panel<V, I + 1, true>(y, x, B, ldb, K, nl, bias)
+                           : gemv_panel<V, I + 1, false>(y, x, B, ldb, K, nl, bias))
+                : void()),
+   ...);
+}
+}  // namespace detail
+
+// y (N) = x (K) · B (K,N) (+ bias)   with backend V; N, K, ldb at run time.
+//   y: (N)   x: (K)   B: (K,N) row stride ldb ≥ N   bias: (N) or nullptr
+// Naive reference: ref::gemv (below) — the same sums in the same order.
+template <class V, class T>
+void gemv_with(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K, const T* bias) {
+  constexpr std::size_t W = V::width, NV = detail::panel_vectors<V>, NR = NV * W;
+  std::size_t n0 = 0;
+  for (; n0 + NR <= N; n0 += NR)
+    detail::gemv_panel<V, NV, false>(y + n0, x, B + n0, ldb, K, W, bias ? bias + n0 : nullptr);
+  if (n0 < N) {
+    const std::size_t rem = N - n0, nv = (rem + W - 1) / W, nl = rem - (nv - 1) * W;
+    detail::gemv_tail<V>(std::make_index_sequence<NV>{}, nv, nl != W, y + n0, x, B + n0, ldb, K, nl,
+                         bias ? bias + n0 : nullptr);
+  }
+}
+
+// ---------------------------------------------------------------- several products at once
+// Independent products y_g = x_g · B_g (+ bias_g) of the same N, K and row stride, run G at a
+// time in one loop, so G·NV accumulation chains are in flight instead of NV: the Q, K and V of
+// one position (same x), or the H heads of one query's attention (q_h·K_hᵀ, P_h·V_h). Each y_g
+// is summed exactly as gemv sums it (k order, one FMA at a time, from 0 + bias).
+template <class T>
+struct gemv_job {
+  T* y;             // (N)
+  const T* x;       // (K)
+  const T* B;       // (K, N) row stride ldb
+  const T* bias;    // (N) or nullptr
+};
+
+namespace detail {
+template <class V> inline constexpr std::size_t batch_chains = V::width == 1 ? 8 : (V::registers >= 32 ? 24 : 12);
+template <class V, std::size_t G> inline constexpr std::size_t batch_vectors =
+    batch_chains<V> / G < panel_vectors<V> ? batch_chains<V> / G : panel_vectors<V>;
+
+// jobs[0:G]: y_g[n0 : n0+cols] over NV vectors (the last with nl lanes when Partial)
+template <class V, std::size_t G, std::size_t NV, bool Partial, class T, std::size_t... I>
+SF_KERNEL_INLINE void gemv_batch_body(std::index_sequence<I...>, const gemv_job<T>* jobs, std::size_t n0,
+                                      std::size_t ldb, std::size_t K, std::size_t nl) {
+  using reg = typename V::reg;
+  constexpr std::size_t W = V::width;
+  auto ld = [nl](const T* p, std::size_t j) SF_LAMBDA_INLINE {
+    return Partial && j + 1 == NV ? V::load_partial(p + j * W, nl) : V::load(p + j * W);
+  };
+  reg acc[G * NV] = {((void)I, V::zero())...};  // acc[g·NV + j]
+  ((jobs[I / NV].bias ? (void)(acc[I] = V::add(acc[I], ld(jobs[I / NV].bias + n0, I % NV))) : void()), ...);
+  for (std::size_t k = 0; k < K; ++k) {
+    reg xk[G];
+    for (std::size_t g = 0; g < G; ++g) xk[g] = V::set1(jobs[g].x[k]);
+    ((acc[I] = V::fmadd(xk[I / NV], ld(jobs[I / NV].B + k * ldb + n0, I % NV), acc[I])), ...);
+  }
+  ((Partial && I % NV + 1 == NV ? V::store_partial(jobs[I / NV].y + n0 + (I % NV) * W, acc[I], nl)
+                               : V::store(jobs[I / NV].y + n0 + (I % NV) * W, acc[I])),
+   ...);
+}
+template <class V, std::size_t G, std::size_t NV, bool Partial, class T>
+SF_KERNEL_NOINLINE void gemv_batch_panel(const gemv_job<T>* jobs, std::size_t n0, std::size_t ldb, std::size_t K,
+                                         std::size_t nl) {
+  gemv_batch_body<V, G, NV, Partial>(std::make_index_sequence<G * NV>{}, jobs, n0, ldb, K, nl);
+}
+template <class V, std::size_t G, class T, std::size_t... I>
+SF_KERNEL_INLINE void gemv_batch_tail(std::index_sequence<I...>, std::size_t nv, bool partial,
+                                      const gemv_job<T>* jobs, std::size_t n0, std::size_t ldb, std::size_t K,
+                                      std::size_t nl) {
+  ((nv == I + 1 ? (partial ? gemv_batch_panel<V, G, I + 1, true>(jobs, n0, ldb, K, nl)
+                           : gemv_batch_panel<V, G, I + 1, false>(jobs, n0, ldb, K, nl))
+                : void()),
+   ...);
+}
+// G jobs (1 ≤ G ≤ 4), all columns
+template <class V, std::size_t G, class T>
+void gemv_batch_group(const gemv_job<T>* jobs, std::size_t ldb, std::size_t N, std::size_t K) {
+  constexpr std::size_t W = V::width, NV = batch_vectors<V, G>, NR = NV * W;
+  std::size_t n0 = 0;
+  for (; n0 + NR <= N; n0 += NR) gemv_batch_panel<V, G, NV, false>(jobs, n0, ldb, K, W);
+  if (n0 < N) {
+    const std::size_t rem = N - n0, nv = (rem + W - 1) / W, nl = rem - (nv - 1) * W;
+    gemv_batch_tail<V, G>(std::make_index_sequence<NV>{}, nv, nl != W, jobs, n0, ldb, K, nl);
+  }
+}
+}  // namespace detail
+
+// jobs[0:n]: y_g = x_g · B_g (+ bias_g), all (K, N) with row stride ldb, with backend V.
+template <class V, class T>
+void gemv_batch_with(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
+  std::size_t g = 0;
+  for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4>(jobs + g, ldb, N, K);
+  if (n - g == 3) detail::gemv_batch_group<V, 3>(jobs + g, ldb, N, K);
+  else if (n - g == 2) detail::gemv_batch_group<V, 2>(jobs + g, ldb, N, K);
+  else if (n - g == 1) detail::gemv_batch_group<V, 1>(jobs + g, ldb, N, K);
+}
+
+namespace ref {
+// y[n] = (0 + bias[n]) + Σ_k x[k]·B[k·ldb + n], one fused multiply-add at a time in k order.
+template <class T>
+constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K, const T* bias) {
+  using S = simd::scalar<T>;
+  for (std::size_t n = 0; n < N; ++n) {
+    T s = S::zero();
+    if (bias) s = S::add(s, bias[n]);
+    for (std::size_t k = 0; k < K; ++k) s = S::fmadd(x[k], B[k * ldb + n], s);
+    y[n] = s;
+  }
+}
+
+// jobs[0:n], each summed as ref::gemv.
+template <class T>
+constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
+  for (std::size_t g = 0; g < n; ++g) gemv(jobs[g].y, jobs[g].x, jobs[g].B, ldb, N, K, jobs[g].bias);
+}
+}  // namespace ref
+
+// The entry points: the reference during constant evaluation, the native backend at run time.
+template <class T>
+constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K,
+                    const T* bias = nullptr) {
+  if (std::is_constant_evaluated()) ref::gemv(y, x, B, ldb, N, K, bias);
+  else gemv_with<simd::native<T>>(y, x, B, ldb, N, K, bias);
+}
+template <class T>
+constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
+  if (std::is_constant_evaluated()) ref::gemv_batch(jobs, n, ldb, N, K);
+  else gemv_batch_with<simd::native<T>>(jobs, n, ldb, N, K);
+}
+
+}  // namespace sf::kernels
