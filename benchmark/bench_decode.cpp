@@ -15,9 +15,11 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "staticformer/decode.hpp"
 #include "staticformer/init.hpp"
+#include "staticformer/quantize.hpp"
 #include "staticformer/sampling.hpp"
 
 namespace {
@@ -44,12 +46,18 @@ constexpr double flops_per_context(const sf::config& c) {
   return per_token * c.T + attention;
 }
 
-template <sf::config C>
+template <sf::config C, class W>
 void decode(benchmark::State& bs) {
   static sf::params<C> p;  // static storage, never the stack
-  static sf::decoder<C> dec;
+  static sf::params<C, sf::int8> q;
+  static sf::decoder<C, W> dec;
   sf::init_params(p, 1, 0.1);
-  dec.use(p);
+  if constexpr (std::is_same_v<W, sf::int8>) {
+    sf::quantize(q, p);
+    dec.use(q);
+  } else {
+    dec.use(p);
+  }
   std::int64_t sink = 0;
   for (auto _ : bs) {
     dec.reset(0);
@@ -69,9 +77,13 @@ void decode(benchmark::State& bs) {
 
 }  // namespace
 
-BENCHMARK(decode<gpt2_style(nano_shape)>)->Name("decode/float/nano/gpt2")->Unit(benchmark::kMicrosecond);
-BENCHMARK(decode<llama_style(nano_shape)>)->Name("decode/float/nano/llama")->Unit(benchmark::kMicrosecond);
-BENCHMARK(decode<gpt2_style(dim128_shape)>)->Name("decode/float/dim128/gpt2")->Unit(benchmark::kMicrosecond);
-BENCHMARK(decode<llama_style(dim128_shape)>)->Name("decode/float/dim128/llama")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<gpt2_style(nano_shape), float>)->Name("decode/float/nano/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<llama_style(nano_shape), float>)->Name("decode/float/nano/llama")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<gpt2_style(dim128_shape), float>)->Name("decode/float/dim128/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<llama_style(dim128_shape), float>)->Name("decode/float/dim128/llama")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<gpt2_style(nano_shape), sf::int8>)->Name("decode/int8/nano/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<llama_style(nano_shape), sf::int8>)->Name("decode/int8/nano/llama")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<gpt2_style(dim128_shape), sf::int8>)->Name("decode/int8/dim128/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(decode<llama_style(dim128_shape), sf::int8>)->Name("decode/int8/dim128/llama")->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

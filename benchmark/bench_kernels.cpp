@@ -11,6 +11,14 @@
 // Single thread, data in static buffers (warm caches: the same operands every iteration).
 // With Eigen (find_package(Eigen3) found at configure time) the same products through
 // Eigen::Map for comparison.
+//
+// Decoding (one token: y (N) = x (K)·W (K,N) + b) at (K, N) = (64,64), (64,256), (256,64),
+// (128,512), (512,128), (64,65), each reporting GFLOPs = 2·K·N per product over the CPU time:
+//   q8/<backend>/KxN          Q8_0 int8 weights, x already quantized (kernels/q8.hpp; the Q, K and
+//                             V projections share one quantized x), every q8 backend compiled in
+//   q8/quantize+matvec/KxN    the same with x quantized first (native backend)
+//   float/gemv/KxN            the float decoder's matrix-vector product (kernels/gemv.hpp)
+//   float/gemm_nn/1xNxK       the same through the GEMM entry point with M = 1
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -21,6 +29,8 @@
 #include <utility>
 
 #include "staticformer/kernels/gemm.hpp"
+#include "staticformer/kernels/gemv.hpp"
+#include "staticformer/kernels/q8.hpp"
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/simd.hpp"
 
@@ -182,6 +192,99 @@ void gelu_tanh_rows(benchmark::State& state) {  // 64 rows of N
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 64 * N);
 }
 
+// ---------------------------------------------------------------- decoding: y (N) = x (K)·W (K,N) + b
+// GFLOPs only (2·K·N per product): an int8 product is not an FMA, so no percentage of peak.
+void report_matvec(benchmark::State& state, double flops_per_iter) {
+  state.counters["GFLOPs"] = benchmark::Counter(flops_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+template <std::size_t K, std::size_t N>
+struct q8_data {  // W (K,N) = A_, x (K) = B_, b (N) = bias_
+  static inline sf::kernels::q8::matrix<K, N> w;
+  static inline sf::kernels::q8::vector<K> v;
+  static void init() {
+    fill();
+    sf::kernels::q8::quantize(w, A_);
+    sf::kernels::q8::quantize(v, B_);
+  }
+};
+// x already quantized, backend B
+template <class B, std::size_t K, std::size_t N>
+void q8_matvec(benchmark::State& state) {
+  using D = q8_data<K, N>;
+  D::init();
+  for (auto _ : state) {
+    sf::kernels::q8::matvec_with<B>(C_, D::v, D::w, bias_);
+    benchmark::DoNotOptimize(C_);
+    benchmark::ClobberMemory();
+  }
+  report_matvec(state, 2.0 * K * N);
+}
+// x quantized, then the product (native backend)
+template <std::size_t K, std::size_t N>
+void q8_quantize_matvec(benchmark::State& state) {
+  using D = q8_data<K, N>;
+  D::init();
+  for (auto _ : state) {
+    sf::kernels::q8::quantize(D::v, B_);
+    sf::kernels::q8::matvec(C_, D::v, D::w, bias_);
+    benchmark::DoNotOptimize(C_);
+    benchmark::ClobberMemory();
+  }
+  report_matvec(state, 2.0 * K * N);
+}
+template <std::size_t K, std::size_t N>
+void float_gemv(benchmark::State& state) {
+  fill();
+  for (auto _ : state) {
+    sf::kernels::gemv(C_, B_, A_, N, N, K, static_cast<const float*>(bias_));
+    benchmark::DoNotOptimize(C_);
+    benchmark::ClobberMemory();
+  }
+  report_matvec(state, 2.0 * K * N);
+}
+template <std::size_t K, std::size_t N>
+void float_gemm_row(benchmark::State& state) {
+  fill();
+  for (auto _ : state) {
+    sf::kernels::gemm_nn<1, N, K>(C_, B_, A_, bias_);
+    benchmark::DoNotOptimize(C_);
+    benchmark::ClobberMemory();
+  }
+  report_matvec(state, 2.0 * K * N);
+}
+template <class B, std::size_t K, std::size_t N>
+void add_q8_backend(const std::string& shape) {
+  benchmark::RegisterBenchmark((std::string("q8/") + B::name + "/" + shape).c_str(), q8_matvec<B, K, N>);
+}
+template <std::size_t K, std::size_t N>
+void add_decode() {
+  namespace q8 = sf::kernels::q8;
+  const std::string shape = std::to_string(K) + "x" + std::to_string(N);
+  add_q8_backend<q8::scalar, K, N>(shape);
+#if defined(SF_Q8_HAVE_AVX2)
+  add_q8_backend<q8::avx2, K, N>(shape);
+#endif
+#if defined(SF_Q8_HAVE_AVX_VNNI)
+  add_q8_backend<q8::avx_vnni, K, N>(shape);
+#endif
+#if defined(SF_Q8_HAVE_AVX512BW)
+  add_q8_backend<q8::avx512bw, K, N>(shape);
+#endif
+#if defined(SF_Q8_HAVE_AVX512_VNNI)
+  add_q8_backend<q8::avx512_vnni, K, N>(shape);
+#endif
+#if defined(SF_Q8_HAVE_NEON)
+  add_q8_backend<q8::neon, K, N>(shape);
+#endif
+#if defined(SF_Q8_HAVE_NEON_DOT)
+  add_q8_backend<q8::neon_dot, K, N>(shape);
+#endif
+  benchmark::RegisterBenchmark(("q8/quantize+matvec/" + shape).c_str(), q8_quantize_matvec<K, N>);
+  benchmark::RegisterBenchmark(("float/gemv/" + shape).c_str(), float_gemv<K, N>);
+  benchmark::RegisterBenchmark(("float/gemm_nn/1x" + std::to_string(N) + "x" + std::to_string(K)).c_str(),
+                               float_gemm_row<K, N>);
+}
+
 template <op O, std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb, std::size_t ldc,
           bool Acc = false>
 void add(const std::string& name) {
@@ -221,12 +324,20 @@ int main(int argc, char** argv) {
   add<op::nt, 64, 64, 16, 64, 64, 64>("model/S=QKt head (T=64,dk=16,D=64)");          // per head, lda = ldb = D
   add<op::nn, 64, 16, 64, 64, 64, 64>("model/O=PV head (T=64,dk=16,D=64)");           // ldb = ldc = D
   add<op::tn, 64, 16, 64, 64, 64, 64, true>("model/dV+=PtdO head (T=64,dk=16)");
+  // decoding, one token: y (N) = x (K)·W (K,N) + b, name <kind>/KxN
+  add_decode<64, 64>();
+  add_decode<64, 256>();
+  add_decode<256, 64>();
+  add_decode<128, 512>();
+  add_decode<512, 128>();
+  add_decode<64, 65>();
   benchmark::RegisterBenchmark("vmath/softmax_row<64> x64", softmax_rows<64>);
   benchmark::RegisterBenchmark("vmath/gelu_tanh_row<256> x64", gelu_tanh_rows<256>);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::printf("peak_fma (best in this run): %.1f GFLOP/s, backend %s\n", g_peak_gflops, V::name);
+  std::printf("peak_fma (best in this run): %.1f GFLOP/s, backend %s; q8 native backend %s\n", g_peak_gflops, V::name,
+              sf::kernels::q8::native::name);
   return 0;
 }

@@ -51,25 +51,29 @@
 #include "staticformer/layers/position.hpp"
 #include "staticformer/matmul.hpp"
 #include "staticformer/params.hpp"
+#include "staticformer/quantize.hpp"
 #include "staticformer/status.hpp"
 
 namespace sf {
 
-template <config C, class T = float>
+template <config C, class Wt = float>
 class decoder {
   static_assert(check_config<C>());
-  static_assert(std::is_same_v<T, float>, "sf::decoder: decoding runs in float");
+  static_assert(std::is_same_v<Wt, float> || std::is_same_v<Wt, int8>,
+                "sf::decoder<C, Wt>: the weights are float (sf::params<C>) or int8 (sf::params<C, sf::int8>)");
+  using T = float;  // activations, cache and logits
 
  public:
+  static constexpr bool int8_weights = std::is_same_v<Wt, int8>;
   static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H, F = C.F, V = C.V, L = C.L;
   static constexpr std::size_t P = S < 16 ? S : 16;  // prefill chunk (positions per matrix product)
-  using weights_t = params<C, T>;
+  using weights_t = params<C, Wt>;
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
   // called again after they change) and empties every stream.
   constexpr void use(const weights_t& p) {
     w_ = &p;
-    if constexpr (C.tied)  // head_t = tok_embᵀ: (D, V)
+    if constexpr (C.tied && !int8_weights)  // head_t = tok_embᵀ: (D, V) (int8: tok_emb is the head matrix)
       for (std::size_t v = 0; v < V; ++v)
         for (std::size_t i = 0; i < D; ++i) head_t_(i, v) = p.tok_emb.weight(v, i);
     reset();
@@ -189,16 +193,56 @@ class decoder {
     using one_d = view<T, shape<Batch<1>>, Model<D>, D>;
     using one_v = view<T, shape<Batch<1>>, Vocab<V>, V>;
     norm::row(hf_.data(), x_row, w_->norm_f);
-    matmul(one_v{logits_row}, one_d{hf_.data()}, head_weight());
+    linear(one_v{logits_row}, one_d{hf_.data()}.as_const(), head_weight(), none{});
   }
   template <class Bias>
   static constexpr const T* bias_of(const Bias& b) {
-    if constexpr (std::is_same_v<Bias, none>) return nullptr;
+    if constexpr (std::is_same_v<std::remove_cvref_t<Bias>, none>) return nullptr;
     else return b.data();
   }
   constexpr const auto& head_weight() const {
-    if constexpr (C.tied) return head_t_;
+    if constexpr (C.tied && int8_weights) return w_->tok_emb.weight;  // (V, D) table = the (D → V) matrix
+    else if constexpr (C.tied) return head_t_;
     else return w_->lm_head.weight;
+  }
+
+  // xr = tok_emb[token] + pos(t)     xr: (D)
+  constexpr void embed_row(T* xr, std::int32_t token, std::size_t t) {
+    if constexpr (!int8_weights) {
+      emb::row(xr, token, t, *w_);
+    } else {  // the int8 tables' rows, dequantized
+      w_->tok_emb.weight.column(xr, static_cast<std::size_t>(token));
+      if constexpr (C.position == position_kind::learned) {
+        w_->pos_emb.weight.column(hf_.data(), t);
+        for (std::size_t i = 0; i < D; ++i) xr[i] += hf_[i];
+      } else if constexpr (C.position == position_kind::sinusoidal) {
+        layers::sinusoidal<C, T>::add(xr, t);
+      }
+    }
+  }
+
+  // y = x·w + b over the rows of y and x (tensors or views; b a bias tensor or sf::none).
+  // Float weights: the typed product. Int8: each row quantized (groups of 32), then the int8 product.
+  template <class Y, class X, class W, class Bias>
+  constexpr void linear(Y&& y, const X& x, const W& w, const Bias& b) {
+    if constexpr (detail::is_q8_weight<W>::value) {
+      using my = detail::mt<Y>;
+      using mx = detail::mt<X>;
+      static_assert(mx::cols == W::K && my::cols == W::N && my::rows == mx::rows,
+                    "sf::decoder: int8 product shapes (internal)");
+      auto& xq = q8_scratch<W::K>();
+      for (std::size_t r = 0; r < my::rows; ++r) {
+        kernels::q8::quantize(xq, x.data() + r * mx::ld);
+        kernels::q8::matvec(y.data() + r * my::ld, xq, w.m, bias_of(b));
+      }
+    } else {
+      matmul(y, x, w, b);
+    }
+  }
+  template <std::size_t K>
+  constexpr auto& q8_scratch() {
+    if constexpr (K == D) return xq_d_;
+    else return xq_f_;
   }
 
   // ------------------------------------------------------------ prefill: one chunk of P positions
@@ -209,16 +253,16 @@ class decoder {
     const weights_t& p = *w_;
     for (std::size_t i = 0; i < P; ++i) {
       const std::size_t t = s0 + i;
-      emb::row(cx_.data() + i * D, t < end ? hist_(b, t) : 0, t, p);
+      embed_row(cx_.data() + i * D, t < end ? hist_(b, t) : 0, t);
     }
     const T sc = layers::attention<C, T>::scale();
     for (std::size_t l = 0; l < L; ++l) {
       const auto& bp = p.blocks[l];
       // x += attn(norm1(x))
       for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm1);
-      matmul(cq_, ca_, bp.attn.wq, bp.attn.bq);
-      matmul(ck_, ca_, bp.attn.wk, bp.attn.bk);
-      matmul(cv_, ca_, bp.attn.wv, bp.attn.bv);
+      linear(cq_, ca_, bp.attn.wq, bp.attn.bq);
+      linear(ck_, ca_, bp.attn.wk, bp.attn.bk);
+      linear(cv_, ca_, bp.attn.wv, bp.attn.bv);
       for (std::size_t i = 0; i < P; ++i) {
         if constexpr (rope) {
           layers::rope<C, T>::rotate_row(cq_.data() + i * D, s0 + i);
@@ -237,13 +281,13 @@ class decoder {
         }
         matmul(head<H>(co_, 0, h), Sc.as_const(), head<H>(std::as_const(v_[l]), b, h));  // o_h = P · V_h
       }
-      matmul(cy_, co_, bp.attn.wo, bp.attn.bo);
+      linear(cy_, co_, bp.attn.wo, bp.attn.bo);
       for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
       // x += ffn(norm2(x))
       for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm2);
-      matmul(ch_, ca_, bp.ffn.w1, bp.ffn.b1);
+      linear(ch_, ca_, bp.ffn.w1, bp.ffn.b1);
       act::template forward<P * F>(ch_.data(), ch_.data());
-      matmul(cy_, ch_, bp.ffn.w2, bp.ffn.b2);
+      linear(cy_, ch_, bp.ffn.w2, bp.ffn.b2);
       for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
     }
   }
@@ -267,20 +311,25 @@ class decoder {
     const rd x{x_.data() + b0 * D}, a{a_.data() + b0 * D}, q{q_.data() + b0 * D}, k{k_.data() + b0 * D},
         v{vv_.data() + b0 * D}, o{o_.data() + b0 * D}, y{y_.data() + b0 * D};
     const rf f{f_.data() + b0 * F};
-    for (std::size_t r = 0; r < R; ++r) emb::row(x.row(r), hist_(b0 + r, pos_[b0 + r]), pos_[b0 + r], p);
+    for (std::size_t r = 0; r < R; ++r) embed_row(x.row(r), hist_(b0 + r, pos_[b0 + r]), pos_[b0 + r]);
     const T sc = layers::attention<C, T>::scale();
     for (std::size_t l = 0; l < L; ++l) {
       const auto& bp = p.blocks[l];
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
-      if constexpr (R == 1) {  // one row: Q, K and V in one loop (three times the chains in flight)
+      if constexpr (R == 1 && int8_weights) {  // one row: quantized once for Q, K and V
+        kernels::q8::quantize(xq_d_, a.data());
+        kernels::q8::matvec(q.data(), xq_d_, bp.attn.wq.m, bias_of(bp.attn.bq));
+        kernels::q8::matvec(k.data(), xq_d_, bp.attn.wk.m, bias_of(bp.attn.bk));
+        kernels::q8::matvec(v.data(), xq_d_, bp.attn.wv.m, bias_of(bp.attn.bv));
+      } else if constexpr (R == 1) {  // one row: Q, K and V in one loop (three times the chains in flight)
         const kernels::gemv_job<T> qkv[3] = {{q.data(), a.data(), bp.attn.wq.data(), bias_of(bp.attn.bq)},
                                              {k.data(), a.data(), bp.attn.wk.data(), bias_of(bp.attn.bk)},
                                              {v.data(), a.data(), bp.attn.wv.data(), bias_of(bp.attn.bv)}};
         kernels::gemv_batch(qkv, 3, D, D, D);  // = matmul(q, a, wq, bq), ... (same sums)
       } else {
-        matmul(q, a.as_const(), bp.attn.wq, bp.attn.bq);
-        matmul(k, a.as_const(), bp.attn.wk, bp.attn.bk);
-        matmul(v, a.as_const(), bp.attn.wv, bp.attn.bv);
+        linear(q, a.as_const(), bp.attn.wq, bp.attn.bq);
+        linear(k, a.as_const(), bp.attn.wk, bp.attn.bk);
+        linear(v, a.as_const(), bp.attn.wv, bp.attn.bv);
       }
       for (std::size_t r = 0; r < R; ++r) {
         const std::size_t b = b0 + r, t = pos_[b], keys = t + 1;
@@ -299,16 +348,16 @@ class decoder {
           jobs[h] = {o.row(r) + h * dk, scores_.row(h), v_[l].data() + b * S * D + h * dk, nullptr};
         kernels::gemv_batch(jobs, H, D, dk, keys);
       }
-      matmul(y, o.as_const(), bp.attn.wo, bp.attn.bo);
+      linear(y, o.as_const(), bp.attn.wo, bp.attn.bo);
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
-      matmul(f, a.as_const(), bp.ffn.w1, bp.ffn.b1);
+      linear(f, a.as_const(), bp.ffn.w1, bp.ffn.b1);
       act::template forward<R * F>(f.data(), f.data());
-      matmul(y, f.as_const(), bp.ffn.w2, bp.ffn.b2);
+      linear(y, f.as_const(), bp.ffn.w2, bp.ffn.b2);
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
     }
     for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), p.norm_f);
-    matmul(rv{logits_.data() + b0 * V}, a.as_const(), head_weight());
+    linear(rv{logits_.data() + b0 * V}, a.as_const(), head_weight(), none{});
     for (std::size_t r = 0; r < R; ++r) ++pos_[b0 + r];
   }
 
@@ -318,7 +367,9 @@ class decoder {
   tensor<std::int32_t, Batch<B>, Seq<S>> hist_{};                          // the tokens of every stream
   std::array<std::size_t, B> pos_{};
   tensor<T, Batch<B>, Vocab<V>> logits_{};
-  [[no_unique_address]] maybe<C.tied, tensor<T, Model<D>, Vocab<V>>> head_t_{};  // tok_embᵀ (tied)
+  [[no_unique_address]] maybe<C.tied && !int8_weights, tensor<T, Model<D>, Vocab<V>>> head_t_{};  // tok_embᵀ
+  [[no_unique_address]] maybe<int8_weights, kernels::q8::vector<D>> xq_d_{};  // a quantized (D) row
+  [[no_unique_address]] maybe<int8_weights, kernels::q8::vector<C.F>> xq_f_{};  // a quantized (F) row
   // step buffers (B rows)
   rows_d x_{}, a_{}, q_{}, k_{}, vv_{}, o_{}, y_{};
   rows_f f_{};

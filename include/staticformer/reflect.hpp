@@ -23,6 +23,7 @@
 #include <boost/hana/at.hpp>
 #include <boost/hana/define_struct.hpp>
 #include <boost/hana/first.hpp>
+#include <boost/hana/length.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
@@ -83,6 +84,11 @@ class param_name {
   char buf_[capacity] = {};
 };
 
+// A leaf that is not a tensor (e.g. a quantized matrix, quantize.hpp) declares
+// `static constexpr bool sf_leaf = true;` and `size` (its number of weights).
+template <class X> concept custom_leaf = requires { requires X::sf_leaf; };
+template <class X> inline constexpr bool is_leaf_v = is_tensor<X>::value || custom_leaf<X>;
+
 template <class X> struct is_std_array : std::false_type {};
 template <class E, std::size_t N> struct is_std_array<std::array<E, N>> : std::true_type {};
 
@@ -92,7 +98,7 @@ constexpr void visit_at(const param_name& name, F& f, S& s, Ss&... ss) {
   using U = std::remove_cvref_t<S>;
   if constexpr (std::is_same_v<U, none>) {
     // absent in this configuration
-  } else if constexpr (is_tensor<U>::value) {
+  } else if constexpr (is_leaf_v<U>) {
     f(name, s, ss...);
   } else if constexpr (is_std_array<U>::value) {
     for (std::size_t i = 0; i < s.size(); ++i) visit_at(name.child(i), f, s[i], ss[i]...);
@@ -100,11 +106,17 @@ constexpr void visit_at(const param_name& name, F& f, S& s, Ss&... ss) {
     static_assert(boost::hana::Struct<U>::value,
                   "sf::visit: a parameter struct must be declared with BOOST_HANA_DEFINE_STRUCT and hold "
                   "tensors, parameter structs, std::array of them, or sf::none");
-    boost::hana::for_each(boost::hana::accessors<U>(), [&](auto pair) {
-      constexpr auto key = boost::hana::first(pair);
-      auto get = boost::hana::second(pair);
-      visit_at(name.child(boost::hana::to<const char*>(key)), f, get(s), get(ss)...);
-    });
+    // member I of each struct (the structs visited together have the same member names;
+    // each is read through its own type's accessor)
+    constexpr std::size_t n = decltype(boost::hana::length(boost::hana::accessors<U>()))::value;
+    auto member = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+      constexpr auto acc = boost::hana::at_c<I>(boost::hana::accessors<U>());
+      visit_at(name.child(boost::hana::to<const char*>(boost::hana::first(acc))), f, boost::hana::second(acc)(s),
+               boost::hana::second(boost::hana::at_c<I>(boost::hana::accessors<std::remove_cvref_t<Ss>>()))(ss)...);
+    };
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (member(std::integral_constant<std::size_t, I>{}), ...);
+    }(std::make_index_sequence<n>{});
   }
 }
 
@@ -113,7 +125,7 @@ template <class S, class Leaf>
 constexpr std::size_t count_of(Leaf leaf) {
   using U = std::remove_cvref_t<S>;
   if constexpr (std::is_same_v<U, none>) return 0;
-  else if constexpr (is_tensor<U>::value) return leaf(static_cast<const U*>(nullptr));
+  else if constexpr (is_leaf_v<U>) return leaf(static_cast<const U*>(nullptr));
   else if constexpr (is_std_array<U>::value)
     return std::tuple_size_v<U> * count_of<typename U::value_type>(leaf);
   else {
@@ -140,6 +152,14 @@ template <class F, class S, class... Ss>
 constexpr void visit(F&& f, S& s, Ss&... ss) {
   static_assert((std::is_same_v<std::remove_cvref_t<S>, std::remove_cvref_t<Ss>> && ...),
                 "sf::visit: the structs visited together must have the same type");
+  detail::visit_at(param_name{}, f, s, ss...);
+}
+
+// The same walk over structs of different types whose members have the same names in the same
+// order, e.g. float parameters and their int8 counterpart (sf::params<C, float> and
+// sf::params<C, sf::int8>): f(name, leaf_of_s, leaf_of_ss...), leaves of different types.
+template <class F, class S, class... Ss>
+constexpr void visit_alike(F&& f, S& s, Ss&... ss) {
   detail::visit_at(param_name{}, f, s, ss...);
 }
 

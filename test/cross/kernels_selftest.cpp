@@ -3,14 +3,23 @@
 // Built by cmake/StaticformerCrossAarch64.cmake with aarch64-linux-gnu-g++ -O2 -static
 // and run under qemu-aarch64 (CTest: cross_aarch64_kernels). Same shapes, tolerances and
 // guards as test_gemm.cpp (gemm_check.hpp) and test_vmath.cpp (vmath_check.hpp), for the
-// NEON backend and the scalar one. Prints one line per check; exit status 0 iff all pass.
+// NEON backend and the scalar one; and the Q8_0 checks of test_q8.cpp (q8_check.hpp): the
+// scalar q8 reference against its formulas, and both NEON q8 backends (plain and dot product)
+// bit for bit against it. Prints one line per check; exit status 0 iff all pass.
+//
+// SF_Q8_ENABLE_DOTPROD compiles the q8 dot-product kernels for armv8.2-a+dotprod although this
+// program is built for plain armv8-a: qemu-aarch64's default CPU has the instructions.
+#define SF_Q8_ENABLE_DOTPROD 1
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <utility>
 
 #include "../gemm_check.hpp"
+#include "../q8_check.hpp"
 #include "../vmath_check.hpp"
+#include "staticformer/kernels/q8.hpp"
 #include "staticformer/simd.hpp"
 
 namespace {
@@ -106,6 +115,22 @@ void twin_all() {
   std::printf("%s %-6s emulated twin: rows and softmax bit-identical\n", bad ? "FAIL" : "ok  ", V::name);
   failures += bad;
 }
+// Q8_0: one line per backend (q8_check.hpp says what is checked).
+template <class B>
+void q8_backend() {
+  const sf_test::q8c::result r = sf_test::q8c::all_backend<B>();
+  std::printf("%s q8 %-12s against scalar: %d checks (%zu shapes x %d data sets, bias on/off, special values), "
+              "%d failed%s%s\n",
+              r.bad ? "FAIL" : "ok  ", B::name, r.checks, sf_test::q8c::n_shapes, sf_test::q8c::n_kinds, r.bad,
+              r.bad ? "; first: " : "", r.first);
+  failures += r.bad;
+}
+void q8_reference() {
+  const sf_test::q8c::result r = sf_test::q8c::all_reference();
+  std::printf("%s q8 scalar reference against formulas: %d checks, %d failed%s%s; worst quantize error %.7f d\n",
+              r.bad ? "FAIL" : "ok  ", r.checks, r.bad, r.bad ? "; first: " : "", r.first, r.worst_quant);
+  failures += r.bad;
+}
 }  // namespace
 
 int main() {
@@ -117,6 +142,15 @@ int main() {
 #endif
   gemm_all<sf::simd::scalar<float>, 3>();
   vmath_all<sf::simd::scalar<float>>();
+  q8_reference();
+  q8_backend<sf_test::q8c::simd32_model>();
+#if defined(SF_Q8_HAVE_NEON)
+  q8_backend<sf::kernels::q8::neon>();
+#endif
+#if defined(SF_Q8_HAVE_NEON_DOT)
+  q8_backend<sf::kernels::q8::neon_dot>();
+#endif
+  std::printf("q8 native backend: %s\n", sf::kernels::q8::native::name);
   std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
   return failures ? 1 : 0;
 }

@@ -12,3 +12,13 @@
 #define SF_LAMBDA_INLINE
 #define SF_RESTRICT
 #endif
+
+// No automatic vectorisation of this function (g++ only). g++ 12 at -O3 turns the rotation
+// (a·c − b·s, a·s + b·c) of RoPE into vfmaddsub — fused multiply-adds despite
+// -ffp-contract=off — in some inlining contexts and not in others, so the same position
+// would round differently in prefill and in a step (found by test_decode_int8).
+#if defined(__GNUC__) && !defined(__clang__)
+#define SF_NO_AUTO_VECTORIZE __attribute__((noinline, optimize("no-tree-loop-vectorize", "no-tree-slp-vectorize")))
+#else
+#define SF_NO_AUTO_VECTORIZE
+#endif

@@ -54,7 +54,9 @@ struct norm {
   }
   // One row, the arithmetic of forward (the decoder normalises one position at a time with it).
   // yr: (D) written  xr: (D)  mu, rs: μ (0 for rmsnorm) and rstd written
-  static constexpr void row(T* yr, const T* xr, const params_t& p, T& mu, T& rs) {
+  // (NP: norm_params of float or int8 weights — a norm's parameters are float in both)
+  template <class NP>
+  static constexpr void row(T* yr, const T* xr, const NP& p, T& mu, T& rs) {
     mu = T{};
     if constexpr (layernorm) {
       for (std::size_t i = 0; i < D; ++i) mu += xr[i];
@@ -69,7 +71,8 @@ struct norm {
       yr[i] = v;
     }
   }
-  static constexpr void row(T* yr, const T* xr, const params_t& p) {
+  template <class NP>
+  static constexpr void row(T* yr, const T* xr, const NP& p) {
     T mu{}, rs{};
     row(yr, xr, p, mu, rs);
   }

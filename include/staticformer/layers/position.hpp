@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "staticformer/config.hpp"
+#include "staticformer/kernels/attributes.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/tensor.hpp"
@@ -78,9 +79,10 @@ struct rope {
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t t = 0; t < S; ++t) rotate_row<Inverse>(x.row(b, t), t);
   }
-  // One position t of all heads: xr: (D), in place
+  // One position t of all heads: xr: (D), in place. Never vectorised by the compiler (see
+  // SF_NO_AUTO_VECTORIZE): it must round the same wherever it is called from.
   template <bool Inverse = false>
-  static constexpr void rotate_row(T* xr, std::size_t t) {
+  SF_NO_AUTO_VECTORIZE static constexpr void rotate_row(T* xr, std::size_t t) {
     const T* cs = table.cos.row(t);
     const T* sn = table.sin.row(t);
     for (std::size_t h = 0; h < H; ++h) {
