@@ -49,11 +49,9 @@
 #include <fmt/core.h>
 
 #include "staticformer/data.hpp"
-#include "staticformer/decode.hpp"
 #include "staticformer/io/checkpoint.hpp"
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
-#include "staticformer/sampling.hpp"
 #include "staticformer/tokenizer.hpp"
 #include "staticformer/train.hpp"
 
@@ -68,6 +66,14 @@ extern template sf::status sf::io::load_training<sf::configs::nano>(const std::s
                                                                     sf::dataset<sf::configs::nano>&,
                                                                     sf::char_tokenizer&, sf::io::optimizer_info*);
 
+// Decoding with the trained weights is in examples/train/decode.cpp (its own translation unit):
+// the sample at the end, and the validation loss with float and int8 weights through the KV-cache
+// decoder, with the int8 checkpoint written beside the float one.
+std::string generate(const sf::params<sf::configs::nano>& p, const sf::char_tokenizer& tok, const std::string& prompt,
+                     std::size_t n, std::uint64_t seed, float temperature = 0.8f);
+sf::status report_int8(const sf::params<sf::configs::nano>& p, const sf::dataset<sf::configs::nano>& data,
+                       const sf::char_tokenizer& tok, const std::string& out_dir);
+
 #ifndef SF_DEFAULT_CORPUS
 #define SF_DEFAULT_CORPUS "data/tinyshakespeare.txt"
 #endif
@@ -77,11 +83,6 @@ namespace {
 // ----------------------------------------------------------------------------- configuration
 
 constexpr sf::config C = sf::configs::nano;
-constexpr sf::config C1 = [] {  // the same weights, one sequence at a time: for sampling
-  sf::config c = C;
-  c.B = 1;
-  return c;
-}();
 
 // Sets the default schedule length. On one core of the reference machine (2.5 GHz Xeon,
 // AVX-512, g++ 12 -O3 -march=native) this program sustains 300–340 steps per CPU second,
@@ -312,29 +313,6 @@ bool plot(const std::string& csv, const std::string& png, const std::string& tit
   return pclose(g) == 0;
 }
 
-// Generates `n` bytes after `prompt` with temperature sampling (0.8), one stream, with the
-// KV-cache decoder (decode.hpp): the prompt is prefilled once, then one step per token. When the
-// context is full, the last 3T/4 tokens are kept and re-prefilled (decoder::slide).
-std::string generate(const sf::params<C1>& p, const sf::char_tokenizer& tok, const std::string& prompt, std::size_t n,
-                     std::uint64_t seed, float temperature = 0.8f) {
-  static sf::decoder<C1> dec;
-  static sf::sampler<C1.V> sampler{0};
-  sampler.seed(seed);
-  (void)sampler.configure({.temperature = temperature});
-  dec.use(p);
-  std::vector<std::int32_t> ids;
-  if (!tok.encode(prompt, ids) || ids.empty()) ids = {0};
-  const std::size_t len = std::min(ids.size(), C1.T);  // the last T tokens of a long prompt
-  std::string out;
-  if (!dec.prefill(0, ids.data() + (ids.size() - len), len)) return out;
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::int32_t next = sampler.sample(dec.logits(0));
-    out += tok.decode(next);
-    if (dec.position(0) == C1.T && !dec.slide(0, C1.T - C1.T / 4)) break;
-    if (!dec.step(0, next)) break;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -523,10 +501,10 @@ int main(int argc, char** argv) {
   fmt::print("saved {}/{} (+ optimizer state), {}{}\n", o.out, sf::io::model_file_name, csv,
              plotted ? ", " + png : std::string());
 
+  if (sf::status s = report_int8(tr->p, data, tok, o.out); !s)  // train/decode.cpp
+    std::fprintf(stderr, "train: %s\n", s.message());
   if (o.sample_chars > 0) {
-    static sf::params<C1> p1;
-    p1 = tr->p;  // the same type: weights do not depend on B
-    const std::string sample = generate(p1, tok, "\n", o.sample_chars, o.seed ^ 0x5eed5eedULL);
+    const std::string sample = generate(tr->p, tok, "\n", o.sample_chars, o.seed ^ 0x5eed5eedULL);  // train/decode.cpp
     std::ofstream(sf::io::detail::join(o.out, "sample.txt"), std::ios::binary) << sample;
     fmt::print("---- sample (temperature 0.8) ----\n{}\n----------------------------------\n", sample);
   }

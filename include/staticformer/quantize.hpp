@@ -65,9 +65,16 @@ struct q8_weight {
   // out[k] = w[k, n]  (K): output column n — a table's row n (an embedding lookup)
   constexpr void column(float* out, std::size_t n) const {
     namespace q8 = kernels::q8;
-    for (std::size_t k = 0; k < K; ++k)
-      out[k] = static_cast<float>(m.q[q8::q_index(groups, n, k)]) *
-               m.d[q8::d_index(groups, n, k / q8::group_size)];
+    // column n's values of group g are 8 steps of 4 consecutive inputs, 64 bytes apart (q8/common.hpp)
+    const std::int8_t* col = m.q + n / q8::block_cols * groups * q8::tile_bytes + n % q8::block_cols * q8::step_inputs;
+    const float* d = m.d + n / q8::block_cols * groups * q8::block_cols + n % q8::block_cols;
+    for (std::size_t g = 0; g < groups; ++g) {
+      const float scale = d[g * q8::block_cols];
+      const std::size_t k0 = g * q8::group_size, kn = K - k0 < q8::group_size ? K - k0 : q8::group_size;
+      for (std::size_t i = 0; i < kn; ++i)
+        out[k0 + i] = static_cast<float>(col[g * q8::tile_bytes + i / q8::step_inputs * q8::step_bytes +
+                                             i % q8::step_inputs]) * scale;
+    }
   }
 };
 

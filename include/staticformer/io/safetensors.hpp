@@ -25,4 +25,5 @@
 #include "staticformer/io/batch.hpp"
 #include "staticformer/io/config_codec.hpp"
 #include "staticformer/io/params.hpp"
+#include "staticformer/io/quantized.hpp"
 #include "staticformer/io/safetensors_format.hpp"

@@ -215,6 +215,39 @@ constexpr softmax_stats softmax_scaled(float* x, std::size_t n, float scale) {
   });
 }
 
+// Σ_i x[i] and Σ_i (x[i] - m)² for i < n (the norms' mean and variance): W lanes of partial sums
+// over the full vectors (lane j adds x[j], x[j+W], ... in order), their tree sum (W::hsum), then
+// the last n mod W elements in order. A sum of 64 is then 4 dependent additions, not 64.
+// Naive reference: the same order written out (with W = 1 it is the plain loop from 0).
+template <class V = native<float>>
+constexpr float row_sum(const float* x, std::size_t n) {
+  return detail::dispatch<V>([&]<class W>() {
+    constexpr std::size_t Wd = W::width;
+    const std::size_t full = n / Wd * Wd;
+    typename W::reg acc = W::zero();
+    for (std::size_t i = 0; i < full; i += Wd) acc = W::add(acc, W::load(x + i));
+    float s = W::hsum(acc);
+    for (std::size_t i = full; i < n; ++i) s += x[i];
+    return s;
+  });
+}
+template <class V = native<float>>
+constexpr float row_sum_sq_dev(const float* x, std::size_t n, float m) {
+  return detail::dispatch<V>([&]<class W>() {
+    constexpr std::size_t Wd = W::width;
+    const std::size_t full = n / Wd * Wd;
+    const typename W::reg mv = W::set1(m);
+    typename W::reg acc = W::zero();
+    for (std::size_t i = 0; i < full; i += Wd) {
+      const typename W::reg d = W::sub(W::load(x + i), mv);
+      acc = W::add(acc, W::mul(d, d));
+    }
+    float s = W::hsum(acc);
+    for (std::size_t i = full; i < n; ++i) s += (x[i] - m) * (x[i] - m);
+    return s;
+  });
+}
+
 // Softmax of one row in place: x = e^{x - max x} / Σ e^{x - max x}, x (N).
 // -inf entries (masked attention) give 0; a row of only -inf gives 0.
 // Naive reference: m = max_i x[i]; s = Σ_i e^{x[i]-m}; for i < N: x[i] = e^{x[i]-m} / s;

@@ -10,6 +10,7 @@
 
 #include "staticformer/config.hpp"
 #include "staticformer/kernels/gemm.hpp"  // SF_KERNEL_NOINLINE
+#include "staticformer/kernels/vmath.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/params.hpp"
 
@@ -58,12 +59,17 @@ struct norm {
   template <class NP>
   static constexpr void row(T* yr, const T* xr, const NP& p, T& mu, T& rs) {
     mu = T{};
-    if constexpr (layernorm) {
-      for (std::size_t i = 0; i < D; ++i) mu += xr[i];
-      mu /= static_cast<T>(D);
-    }
     T ss{};
-    for (std::size_t i = 0; i < D; ++i) ss += (xr[i] - mu) * (xr[i] - mu);
+    if constexpr (std::is_same_v<T, float>) {  // vectorised sums (kernels/vmath.hpp), also at compile time
+      if constexpr (layernorm) mu = simd::row_sum(xr, D) / static_cast<T>(D);
+      ss = simd::row_sum_sq_dev(xr, D, mu);
+    } else {  // double (finite-difference tests): the plain loops
+      if constexpr (layernorm) {
+        for (std::size_t i = 0; i < D; ++i) mu += xr[i];
+        mu /= static_cast<T>(D);
+      }
+      for (std::size_t i = 0; i < D; ++i) ss += (xr[i] - mu) * (xr[i] - mu);
+    }
     rs = T{1} / math::sqrt(ss / static_cast<T>(D) + eps);
     for (std::size_t i = 0; i < D; ++i) {
       T v = (xr[i] - mu) * rs * p.weight[i];
