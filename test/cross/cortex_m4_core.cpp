@@ -9,6 +9,7 @@
 #include "staticformer/decode.hpp"
 #include "staticformer/kernels/q8.hpp"
 #include "staticformer/model.hpp"
+#include "staticformer/quantize.hpp"
 #include "staticformer/sampling.hpp"
 
 namespace {
@@ -18,6 +19,8 @@ sf::inference_state<cfg> state;
 sf::tokens_t<cfg> tokens;
 sf::decoder<cfg> dec;
 sf::sampler<cfg.V> sampler{7};
+sf::params<cfg, sf::int8> weights_q8;  // int8 weights (quantize.hpp)
+sf::decoder<cfg, sf::int8> dec_q8;
 }  // namespace
 
 // Token-by-token generation with the KV cache and sampling: the path the firmware runs.
@@ -28,6 +31,19 @@ extern "C" int sf_cortex_m4_generate(int n) {
   for (int i = 0; i < n; ++i) {
     token = sampler.sample(dec.logits(0));
     if (!dec.step(0, token)) return -1;
+  }
+  return token;
+}
+
+// The same with int8 weights: quantized from float here (in firmware: packed from flash).
+extern "C" int sf_cortex_m4_generate_int8(int n) {
+  sf::quantize(weights_q8, weights);
+  dec_q8.use(weights_q8);
+  std::int32_t token = 0;
+  if (!dec_q8.prefill(0, &token, 1)) return -1;
+  for (int i = 0; i < n; ++i) {
+    token = sampler.sample(dec_q8.logits(0));
+    if (!dec_q8.step(0, token)) return -1;
   }
   return token;
 }
