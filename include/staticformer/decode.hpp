@@ -6,6 +6,12 @@
 //   const float* row = dec.logits(b);          // (V): the next-token logits of stream b
 //   dec.step(next);                            // one token per stream (next: B ids): matrix–vector products
 //
+// With int8 weights (quantize.hpp): sf::decoder<C, sf::int8> dec; dec.use(q) with q an
+// sf::params<C, sf::int8>. Every weight product then quantizes its input row (groups of 32) and
+// runs the Q8_0 kernels (kernels/q8.hpp); attention, the cache, norms and logits stay float.
+// The exactness below is the float decoder's; the int8 one is exact against itself (prefill,
+// steps and B streams give the same bits: its products are row by row).
+//
 // Exactness. At every position the logits are bit-for-bit those of sf::infer over the same
 // prefix (SPEC's model, no padding): every product sums in k order from 0 (+ bias) with one
 // FMA at a time, as the GEMM tiles do (kernels/gemv.hpp), the norms, activations, softmax,
