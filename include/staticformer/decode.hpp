@@ -349,7 +349,7 @@ class decoder {
         for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_hᵀ   (keys)
           jobs[h] = {scores_.row(h), q.row(r) + h * dk, kt_[l].data() + (b * H + h) * dk * S, nullptr};
         kernels::gemv_batch(jobs, H, S, keys, dk);
-        for (std::size_t h = 0; h < H; ++h) simd::softmax_scaled(scores_.row(h), keys, sc);
+        simd::softmax_scaled_rows(scores_.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
         for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_h   (d_k)
           jobs[h] = {o.row(r) + h * dk, scores_.row(h), v_[l].data() + b * S * D + h * dk, nullptr};
         kernels::gemv_batch(jobs, H, D, dk, keys);

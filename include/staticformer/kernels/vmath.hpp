@@ -248,6 +248,62 @@ constexpr float row_sum_sq_dev(const float* x, std::size_t n, float m) {
   });
 }
 
+// softmax_scaled of `rows` rows of the same length n, row r at x + r·stride, each row computed
+// with exactly softmax_scaled's operations (so the same bits), but phase by phase across the rows
+// (their maxima, then their exponentials and sums, then the scaling), so that the rows'
+// horizontal reductions overlap instead of following one another. The H heads of one query.
+template <class V = native<float>>
+constexpr void softmax_scaled_rows(float* x, std::size_t rows, std::size_t stride, std::size_t n, float scale) {
+  detail::dispatch<V>([&]<class W>() {
+    using reg = typename W::reg;
+    constexpr std::size_t Wd = W::width, chunk = 16;
+    constexpr float ninf = -std::numeric_limits<float>::infinity();
+    const std::size_t full = n / Wd * Wd, tail = n - full;
+    const reg vsc = W::set1(scale);
+    for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
+      const std::size_t nr = rows - r0 < chunk ? rows - r0 : chunk;
+      float m[chunk] = {}, sum[chunk] = {};
+      for (std::size_t r = 0; r < nr; ++r) {  // m = max_i s·x[i]
+        const float* xr = x + (r0 + r) * stride;
+        float mr = ninf;
+        if (full > 0) {
+          reg vm = W::set1(ninf);
+          for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(xr + i), vsc));
+          mr = W::hmax(vm);
+        }
+        for (std::size_t i = full; i < n; ++i) mr = xr[i] * scale > mr ? xr[i] * scale : mr;
+        m[r] = mr;
+      }
+      for (std::size_t r = 0; r < nr; ++r) {  // x = e^{s·x - m}, Σ
+        float* xr = x + (r0 + r) * stride;
+        if (m[r] == ninf) {
+          for (std::size_t i = 0; i < n; ++i) xr[i] = 0.0f;
+          continue;
+        }
+        const reg mv = W::set1(m[r]);
+        reg acc = W::zero();
+        for (std::size_t i = 0; i < full; i += Wd) {
+          const reg e = vexp<W>(W::sub(W::mul(W::load(xr + i), vsc), mv));
+          W::store(xr + i, e);
+          acc = W::add(acc, e);
+        }
+        if (tail) {
+          W::store_partial(xr + full, vexp<W>(W::sub(W::mul(W::load_partial(xr + full, tail), vsc), mv)), tail);
+          acc = W::add(acc, W::load_partial(xr + full, tail));
+        }
+        sum[r] = W::hsum(acc);
+      }
+      for (std::size_t r = 0; r < nr; ++r) {  // x /= Σ
+        if (m[r] == ninf) continue;
+        float* xr = x + (r0 + r) * stride;
+        const reg rv = W::set1(1.0f / sum[r]);
+        for (std::size_t i = 0; i < full; i += Wd) W::store(xr + i, W::mul(W::load(xr + i), rv));
+        if (tail) W::store_partial(xr + full, W::mul(W::load_partial(xr + full, tail), rv), tail);
+      }
+    }
+  });
+}
+
 // Softmax of one row in place: x = e^{x - max x} / Σ e^{x - max x}, x (N).
 // -inf entries (masked attention) give 0; a row of only -inf gives 0.
 // Naive reference: m = max_i x[i]; s = Σ_i e^{x[i]-m}; for i < N: x[i] = e^{x[i]-m} / s;
