@@ -3,6 +3,7 @@
 // from the seed, and use in a constant expression.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -128,4 +129,49 @@ TEST(Sampling, ConstexprEqualsRunTime) {
   sf::sampler<V> s{2024};
   const float l[V] = {-2.3f, -1.6f, -1.2f, -0.9f};
   for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(s.sample(l), compile_time_tokens[i]) << i;
+}
+
+// The documented draw, written out independently: p = softmax((logits - max)/T) by the library's
+// softmax kernel, the tokens ordered by p (descending) then id, u = 24 random bits · 2^-24 · Σp in
+// that order, the first token whose running sum exceeds u. The sampler must give the same token,
+// draw after draw, whether it orders the tokens by selection (top-k, top-p) or all at once (heap
+// sort, when every token is kept).
+TEST(Sampling, WholeDistributionDrawMatchesTheDefinition) {
+  constexpr std::size_t V = 65;
+  float logits[V];
+  std::uint32_t s = 99;
+  for (float& l : logits) {
+    s = s * 1664525u + 1013904223u;
+    l = static_cast<float>(s >> 8) / 16777216.0f * 8.0f - 4.0f;
+  }
+  logits[7] = logits[9];  // a tie: ordered by id
+  for (float t : {1.0f, 0.7f}) {
+    static sf::sampler<V> smp{0};
+    smp.seed(1234);
+    ASSERT_TRUE(smp.configure({.temperature = t}));
+    sf::xoshiro256 rng(1234);
+    float p[V];
+    float m = logits[0];
+    for (float l : logits) m = l > m ? l : m;
+    for (std::size_t i = 0; i < V; ++i) p[i] = logits[i] - m;
+    sf::simd::softmax_scaled(p, V, 1.0f / t);
+    std::array<std::int32_t, V> order;
+    for (std::size_t i = 0; i < V; ++i) order[i] = static_cast<std::int32_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) { return p[a] > p[b]; });
+    float mass = 0.0f;
+    for (std::int32_t i : order) mass += p[i];
+    for (int draw = 0; draw < 2000; ++draw) {
+      const float u = static_cast<float>(rng.next() >> 40) * 0x1p-24f * mass;
+      float acc = 0.0f;
+      std::int32_t want = order[V - 1];
+      for (std::int32_t i : order) {
+        acc += p[i];
+        if (u < acc) {
+          want = i;
+          break;
+        }
+      }
+      ASSERT_EQ(smp.sample(logits), want) << "draw " << draw << ", temperature " << t;
+    }
+  }
 }

@@ -1,0 +1,122 @@
+// staticformer-generate: the generation of one configuration — load (float or int8), quantize,
+// save the int8 checkpoint, prefill the prompt, then sample and step token by token with the
+// KV-cache decoder (decode.hpp), streaming the text. Included by the translation unit of each
+// compiled configuration (tools/generate/<name>.cpp), which instantiates it with
+// SF_GEN_INSTANTIATE; see tools/generate/generate.hpp. The file code is in weights.cpp.
+#ifndef SF_TOOLS_GENERATE_RUN_HPP
+#define SF_TOOLS_GENERATE_RUN_HPP
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "generate.hpp"
+#include "staticformer/decode.hpp"
+#include "staticformer/quantize.hpp"
+#include "staticformer/sampling.hpp"
+#include "weights.hpp"
+
+namespace sf_gen {
+namespace detail {
+
+using clock_type = std::chrono::steady_clock;
+inline double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// An error: one line on stderr ("staticformer-generate: what: message"), exit status 1.
+inline int fail(const std::string& what, const char* message) {
+  std::fprintf(stderr, "staticformer-generate: %s%s%s\n", what.c_str(), what.empty() ? "" : ": ", message);
+  return 1;
+}
+
+// The byte of token `id` (a model whose V exceeds the vocabulary may produce ids without one: '?').
+inline char byte_of(const sf::char_tokenizer& tok, std::int32_t id) {
+  return id >= 0 && static_cast<std::size_t>(id) < tok.size() ? static_cast<char>(tok.byte(id)) : '?';
+}
+
+// Prefills the prompt (its last T tokens), then j.tokens times: sample, print (flushed), step.
+// When the context is full the stream keeps its last 3T/4 tokens (decoder::slide).
+template <sf::config C, class W>
+int decode(const sf::params<C, W>& weights, const job& j, const char* config_name, double load_seconds) {
+  static_assert(C.B == 1 && C.T >= 2, "staticformer-generate decodes one stream of at least 2 positions");
+  static sf::decoder<C, W> dec;  // static: the cache and the buffers are not on the stack
+  static sf::sampler<C.V> sampler{0};
+  constexpr std::size_t keep = C.T - (C.T >= 4 ? C.T / 4 : 1);  // tokens kept by a slide: 3T/4
+  sampler.seed(j.seed);
+  if (sf::status s = sampler.configure(j.sampling); !s) return fail("", s.message());
+  dec.use(weights);
+
+  char last = '\n';
+  if (j.echo) {
+    for (const std::int32_t id : j.prompt) std::fputc(last = byte_of(j.tokenizer, id), stdout);
+    std::fflush(stdout);
+  }
+  const auto t0 = clock_type::now();
+  const std::size_t n = std::min(j.prompt.size(), C.T);  // a longer prompt: its last T tokens
+  sf::status s = dec.prefill(0, j.prompt.data() + (j.prompt.size() - n), n);
+  const double prefill_seconds = seconds_since(t0);
+  const auto t1 = clock_type::now();
+  std::size_t generated = 0;
+  while (s && generated < j.tokens) {
+    const std::int32_t next = sampler.sample(dec.logits(0));
+    std::fputc(last = byte_of(j.tokenizer, next), stdout);
+    std::fflush(stdout);
+    if (++generated == j.tokens) break;
+    if (dec.position(0) == C.T) s = dec.slide(0, keep);
+    if (s) s = dec.step(0, next);
+  }
+  const double seconds = seconds_since(t1);
+  if (last != '\n' && ::isatty(::fileno(stdout))) std::fputc('\n', stdout);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail("stdout", "cannot write the text");
+  if (!s) return fail(j.path, s.message());  // (the decoder's checks: not expected to fail here)
+  if (!j.quiet) {
+    const std::size_t np = j.prompt.size();
+    char cut[64] = "";  // a prompt longer than T: its last T tokens were prefilled
+    if (n < np) std::snprintf(cut, sizeof cut, ", the last %zu", n);
+    std::fprintf(stderr,
+                 "staticformer-generate: %zu tokens in %.3g s, %.0f tokens/s (prompt %zu token%s%s in %.3g s; "
+                 "%s weights, %s; loaded in %.3g s)\n",
+                 generated, seconds, seconds > 0 ? static_cast<double>(generated) / seconds : 0.0, np,
+                 np == 1 ? "" : "s", cut, prefill_seconds, dec.int8_weights ? "int8" : "float", config_name,
+                 load_seconds);
+  }
+  return 0;
+}
+
+}  // namespace detail
+
+template <sf::config C>
+int run(const sf::io::file& f, const job& j, const char* config_name) {
+  static sf::params<C> p;              // float weights
+  static sf::params<C, sf::int8> q;    // int8 weights (quantized, or loaded)
+  // The sampling options first (what sampler::configure checks): refused before anything is loaded.
+  if (sf::status s = sf::check(j.sampling, C.V); !s) return detail::fail("", s.message());
+  const auto t0 = detail::clock_type::now();
+  const bool stored_int8 = is_int8(f);
+  const bool int8 = stored_int8 || j.int8;
+  if (stored_int8) {
+    if (sf::status s = weights<C>::load_int8(f, q); !s) return detail::fail(j.path, s.message());
+  } else {
+    if (sf::status s = weights<C>::load_float(f, p); !s) return detail::fail(j.path, s.message());
+    if (int8 || !j.save_int8.empty()) sf::quantize(q, p);
+  }
+  const double load_seconds = j.load_seconds + detail::seconds_since(t0);
+  if (!j.save_int8.empty()) {
+    if (sf::status s = weights<C>::save_int8(j.save_int8, q, j.tokenizer.to_metadata()); !s)
+      return detail::fail(j.save_int8, s.message());
+    if (!j.quiet) std::fprintf(stderr, "staticformer-generate: saved %s (int8 weights)\n", j.save_int8.c_str());
+    if (j.tokens == 0) return 0;
+  }
+  return int8 ? detail::decode<C>(q, j, config_name, load_seconds) : detail::decode<C>(p, j, config_name, load_seconds);
+}
+
+}  // namespace sf_gen
+
+// Compiles run<C> for one configuration (one translation unit each: tools/generate/<name>.cpp).
+#define SF_GEN_INSTANTIATE(C) template int sf_gen::run<C>(const sf::io::file&, const sf_gen::job&, const char*);
+
+#endif  // SF_TOOLS_GENERATE_RUN_HPP

@@ -1,0 +1,35 @@
+// staticformer-generate: reading and writing the weights of configuration C (safetensors, through
+// nlohmann json), declared here and compiled for every configuration in tools/generate/weights.cpp,
+// so that the decoding translation units (tools/generate/<name>.cpp) do not compile the file code.
+#ifndef SF_TOOLS_GENERATE_WEIGHTS_HPP
+#define SF_TOOLS_GENERATE_WEIGHTS_HPP
+
+#include <string>
+
+#include "staticformer/config.hpp"
+#include "staticformer/params.hpp"
+#include "staticformer/quantize.hpp"
+#include "staticformer/status.hpp"
+
+namespace sf::io {
+class file;
+}
+
+namespace sf_gen {
+
+// Whether f is an int8 checkpoint (sf::io::is_quantized).
+bool is_int8(const sf::io::file& f);
+
+template <sf::config C>
+struct weights {
+  // sf::io::load_params: a float checkpoint of C (p untouched on error).
+  static sf::status load_float(const sf::io::file& f, sf::params<C>& p);
+  // sf::io::load_quantized: an int8 checkpoint of C (q untouched on error).
+  static sf::status load_int8(const sf::io::file& f, sf::params<C, sf::int8>& q);
+  // sf::io::save_quantized, with the tokenizer's vocabulary (sf::char_tokenizer::to_metadata()).
+  static sf::status save_int8(const std::string& path, const sf::params<C, sf::int8>& q, const std::string& vocab);
+};
+
+}  // namespace sf_gen
+
+#endif  // SF_TOOLS_GENERATE_WEIGHTS_HPP
