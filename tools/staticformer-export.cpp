@@ -1,0 +1,276 @@
+// staticformer-export — a checkpoint of examples/train as one self-contained C++ header, for
+// firmware: the configuration, the tokenizer's vocabulary and the weights as constant data.
+//
+//   staticformer-export out/train/model.safetensors -o model_nano.hpp               # float weights
+//   staticformer-export out/train/model.safetensors -o model_nano.hpp --int8        # int8, quantized here
+//   staticformer-export out/train/model-int8.safetensors -o model_nano.hpp          # int8 checkpoint
+//
+// The header (namespace --namespace, default sf_model):
+//   inline constexpr sf::config config;             the checkpoint's configuration, B = 1
+//   inline constexpr unsigned char vocab[];          token id i is the byte vocab[i]; vocab_size
+//   using weights_type = sf::params<config> or sf::params<config, sf::int8>;
+//   inline constexpr weights_type weights = {...};   constant-initialised: it lands in .rodata
+//                                                    (flash) and the decoder reads it in place
+//   weights_for<C>()                                 the weights, with a static_assert that C is
+//                                                    the header's configuration
+// The values are written exactly (floats as hex literals, int8 weights in the packed layout the
+// kernels read), so the header's weights are bit-identical to the checkpoint's (int8: to
+// sf::quantize of it, or to the int8 checkpoint). The initializer follows the parameter
+// structs by their member names (sf::visit gives them in declaration order), with designated
+// initializers, so nothing here lists the tensors.
+//
+// Errors: one line on stderr, exit status 1 (missing or bad file, a configuration not compiled
+// in, no tokenizer, an unwritable output).
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "generate/generate.hpp"
+#include "generate/weights.hpp"
+#include "staticformer/io/config_codec.hpp"
+#include "staticformer/io/safetensors_format.hpp"
+#include "staticformer/quantize.hpp"
+#include "staticformer/reflect.hpp"
+#include "staticformer/tokenizer.hpp"
+
+namespace {
+
+int fail(const std::string& m) {
+  std::fprintf(stderr, "staticformer-export: %s\n", m.c_str());
+  return 1;
+}
+
+// A float exactly: a hex literal, or its bits for an infinity or a NaN.
+void put_float(std::ostream& o, float v) {
+  if (std::isfinite(v)) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%af", static_cast<double>(v));
+    o << buf;
+  } else {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    o << "std::bit_cast<float>(0x" << std::hex << bits << std::dec << "u)";
+  }
+}
+template <class T>
+void put_array(std::ostream& o, const T* v, std::size_t n) {
+  o << '{';
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i) o << (i % 16 ? "," : ",\n");
+    if constexpr (std::is_same_v<T, float>) put_float(o, v[i]);
+    else o << static_cast<long>(v[i]);
+  }
+  o << '}';
+}
+
+// The initializer as a tree of the dotted checkpoint names, in declaration order: a node's
+// children are members (named) or the elements of a std::array (numbered).
+struct node {
+  std::string name;
+  std::string leaf;  // the leaf's initializer; empty for an inner node
+  std::vector<std::unique_ptr<node>> children;
+  node* child(const std::string& n) {
+    if (!children.empty() && children.back()->name == n) return children.back().get();
+    children.push_back(std::make_unique<node>());
+    children.back()->name = n;
+    return children.back().get();
+  }
+};
+bool numeric(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+void emit(std::ostream& o, const node& n) {
+  if (!n.leaf.empty()) {
+    o << n.leaf;
+    return;
+  }
+  const bool array = numeric(n.children.front()->name);
+  o << (array ? "{{\n" : "{\n");
+  for (std::size_t i = 0; i < n.children.size(); ++i) {
+    if (i) o << ",\n";
+    if (!array) o << '.' << n.children[i]->name << " = ";
+    emit(o, *n.children[i]);
+  }
+  o << (array ? "}}" : "}");
+}
+
+template <class P>
+node tree_of(const P& p) {
+  node root;
+  sf::visit(
+      [&](const sf::param_name& name, const auto& leaf) {
+        using L = std::remove_cvref_t<decltype(leaf)>;
+        node* at = &root;
+        std::string path(name.c_str(), name.size());
+        for (std::size_t b = 0;;) {
+          const std::size_t e = path.find('.', b);
+          at = at->child(path.substr(b, e == std::string::npos ? std::string::npos : e - b));
+          if (e == std::string::npos) break;
+          b = e + 1;
+        }
+        std::ostringstream s;
+        if constexpr (sf::detail::is_q8_weight<L>::value) {  // the packed arrays the kernels read
+          s << "{.m = {.q = ";
+          put_array(s, leaf.m.q, std::size(leaf.m.q));
+          s << ",\n.d = ";
+          put_array(s, leaf.m.d, std::size(leaf.m.d));
+          s << ",\n.qsum = ";
+          put_array(s, leaf.m.qsum, std::size(leaf.m.qsum));
+          s << "}}";
+        } else {
+          s << '{';
+          put_array(s, leaf.data(), L::size);
+          s << '}';
+        }
+        at->leaf = s.str();
+      },
+      p);
+  return root;
+}
+
+std::string config_literal(const sf::config& c) {
+  char eps[48];
+  std::snprintf(eps, sizeof eps, "%a", c.norm_eps);
+  std::ostringstream o;
+  o << "{.V = " << c.V << ", .T = " << c.T << ", .D = " << c.D << ", .H = " << c.H << ", .L = " << c.L
+    << ", .F = " << c.F << ", .B = 1,\n    .norm = sf::norm_kind::" << sf::to_string(c.norm)
+    << ", .position = sf::position_kind::" << sf::to_string(c.position)
+    << ", .activation = sf::activation_kind::" << sf::to_string(c.activation) << ",\n    .tied = "
+    << (c.tied ? "true" : "false") << ", .bias = " << (c.bias ? "true" : "false") << ", .norm_eps = " << eps << "}";
+  return o.str();
+}
+
+struct request {
+  std::string input, output, ns = "sf_model";
+  bool int8 = false;
+};
+
+template <sf::config C>
+int export_config(const sf::io::file& f, const request& r, const sf::char_tokenizer& tok, const char* name) {
+  static sf::params<C> p;
+  static sf::params<C, sf::int8> q;
+  const bool stored_int8 = sf_gen::is_int8(f), int8 = stored_int8 || r.int8;
+  if (stored_int8) {
+    if (sf::status s = sf_gen::weights<C>::load_int8(f, q); !s) return fail(r.input + ": " + s.message());
+  } else {
+    if (sf::status s = sf_gen::weights<C>::load_float(f, p); !s) return fail(r.input + ": " + s.message());
+    if (int8) sf::quantize(q, p);
+  }
+  const node root = int8 ? tree_of(q) : tree_of(p);
+  const std::string described = sf::io::describe(C);
+  std::ofstream o(r.output, std::ios::binary);
+  if (!o) return fail("cannot write '" + r.output + "'");
+  o << "// Generated by staticformer-export from " << r.input << " - do not edit.\n"
+    << "// Configuration " << name << ": " << described << "; " << (int8 ? "int8 (Q8_0)" : "float")
+    << " weights, " << (int8 ? sizeof(q) : sizeof(p)) << " bytes of constant data.\n"
+    << "//   static sf::decoder<" << r.ns << "::config" << (int8 ? ", sf::int8" : "") << "> dec;\n"
+    << "//   dec.use(" << r.ns << "::weights_for<" << r.ns << "::config>());   // read in place, from flash\n"
+    << "#pragma once\n#include <bit>\n#include <cstddef>\n\n#include \"staticformer/params.hpp\"\n"
+    << (int8 ? "#include \"staticformer/quantize.hpp\"\n" : "") << "\nnamespace " << r.ns << " {\n\n"
+    << "inline constexpr sf::config config" << config_literal(C) << ";\n\n"
+    << "// The tokenizer: token id i is the byte vocab[i].\n"
+    << "inline constexpr std::size_t vocab_size = " << tok.size() << ";\n"
+    << "inline constexpr unsigned char vocab[" << tok.size() << "] = ";
+  std::vector<int> bytes;
+  for (std::size_t i = 0; i < tok.size(); ++i) bytes.push_back(tok.byte(static_cast<std::int32_t>(i)));
+  put_array(o, bytes.data(), bytes.size());
+  o << ";\n\nusing weights_type = sf::params<config" << (int8 ? ", sf::int8" : "") << ">;\n"
+    << "alignas(64) inline constexpr weights_type weights = ";
+  emit(o, root);
+  o << ";\n\n// The weights for a program's configuration C: C must be this header's.\n"
+    << "template <sf::config C>\nconstexpr const weights_type& weights_for() {\n"
+    << "  static_assert(sf::weights_config(C) == sf::weights_config(config),\n"
+    << "                \"" << r.ns << "::weights_for<C>: these weights are for the configuration " << described
+    << " (" << name << "); the program's configuration C differs - export the checkpoint of the model this "
+       "program runs, or use "
+    << r.ns << "::config\");\n  return weights;\n}\n\n}  // namespace " << r.ns << "\n";
+  o.close();
+  if (!o) return fail("cannot write '" + r.output + "'");
+  std::fprintf(stderr, "staticformer-export: wrote %s (%s, %s weights)\n", r.output.c_str(), name,
+               int8 ? "int8" : "float");
+  return 0;
+}
+
+template <std::size_t I = 0>
+int dispatch(std::size_t which, const sf::io::file& f, const request& r, const sf::char_tokenizer& tok) {
+  if constexpr (I < sf_gen::configuration_count) {
+    if (which == I)
+      return export_config<sf_gen::configurations[I].config>(f, r, tok, sf_gen::configurations[I].name);
+    return dispatch<I + 1>(which, f, r, tok);
+  } else {
+    return 1;
+  }
+}
+
+void usage(std::FILE* to) {
+  std::fprintf(to,
+               "usage: staticformer-export CHECKPOINT -o HEADER [--int8] [--namespace NAME]\n"
+               "Writes a checkpoint of examples/train (float or int8) as one C++ header: the configuration,\n"
+               "the tokenizer's vocabulary and the weights as constant data (for firmware: .rodata).\n"
+               "  -o, --output HEADER  the header to write\n"
+               "  --int8               quantize a float checkpoint to int8 (Q8_0) weights\n"
+               "  --namespace NAME     the header's namespace (default sf_model)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  request r;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* opt) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)opt;
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") return usage(stdout), 0;
+    if (a == "-o" || a == "--output") {
+      const char* v = value("-o");
+      if (!v) return fail("-o needs a file name");
+      r.output = v;
+    } else if (a == "--namespace") {
+      const char* v = value("--namespace");
+      if (!v || !*v || std::string(v).find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") !=
+                           std::string::npos || (*v >= '0' && *v <= '9'))
+        return fail("--namespace needs a C++ identifier");
+      r.ns = v;
+    } else if (a == "--int8") {
+      r.int8 = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("unknown option '" + a + "' (--help lists them)");
+    } else if (r.input.empty()) {
+      r.input = a;
+    } else {
+      return fail("one checkpoint only ('" + a + "')");
+    }
+  }
+  if (r.input.empty() || r.output.empty()) return usage(stderr), 1;
+  sf::io::result<sf::io::file> f = sf::io::file::open(r.input);
+  if (!f) return fail(f.message());
+  const sf::io::result<sf::config> found = sf::io::read_config(*f);
+  if (!found) return fail(r.input + ": " + found.message());
+  std::size_t which = sf_gen::configuration_count;
+  for (std::size_t i = 0; i < sf_gen::configuration_count; ++i)
+    if (sf::weights_config(sf_gen::configurations[i].config) == sf::weights_config(*found)) which = i;
+  if (which == sf_gen::configuration_count) {
+    std::string names;
+    for (const sf_gen::compiled& c : sf_gen::configurations) names.append(names.empty() ? "" : ", ").append(c.name);
+    return fail(r.input + ": no compiled configuration matches the checkpoint's (" + sf::io::describe(*found) +
+                "); this program has " + names);
+  }
+  const std::string* vocab = f->metadata(sf::tokenizer_metadata_key);
+  if (!vocab)
+    return fail(r.input + ": no tokenizer vocabulary (metadata '" + sf::tokenizer_metadata_key +
+                "'); the checkpoints written by examples/train have one");
+  sf::char_tokenizer tok;
+  if (sf::status s = sf::char_tokenizer::from_metadata(*vocab, tok); !s) return fail(r.input + ": " + s.message());
+  return dispatch(which, *f, r, tok);
+}
