@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_check.hpp"
 #include "staticformer/data.hpp"
 #include "staticformer/decode.hpp"
 #include "staticformer/init.hpp"
@@ -21,20 +22,8 @@
 
 namespace {
 
-// Every parameter random in [-a, a] (norm weights around 1), so biases and norm parameters matter.
-template <class P>
-void randomize(P& p, std::uint64_t seed) {
-  sf::xoshiro256 rng(seed);
-  sf::visit(
-      [&](const auto& name, auto& t) {
-        const bool norm_w = std::string(name.c_str()).find("norm") != std::string::npos;
-        for (std::size_t i = 0; i < t.size; ++i) {
-          const float u = static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f;
-          t[i] = norm_w ? 1.0f + 0.3f * u : 0.3f * u;
-        }
-      },
-      p);
-}
+using sf_test::random_tokens;
+using sf_test::randomize;
 
 template <sf::config C>
 constexpr sf::config one_stream() {
@@ -69,12 +58,6 @@ void compare(diff& d, const float* row, const float* ref) {
   }
 }
 
-std::vector<std::int32_t> random_tokens(std::size_t n, std::size_t V, std::uint64_t seed) {
-  sf::xoshiro256 rng(seed);
-  std::vector<std::int32_t> t(n);
-  for (auto& x : t) x = static_cast<std::int32_t>(rng.next() % V);
-  return t;
-}
 
 // One stream of a decoder for C (B = C.B): prefill n0 tokens into stream b, then step to T,
 // comparing every position's logits with the full inference.

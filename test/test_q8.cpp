@@ -122,3 +122,24 @@ TEST(q8_public, pack_clamps_minus_128) {
   EXPECT_EQ(w.qsum[0], -127 + 1 + 2 + 3 + 4);
   EXPECT_EQ(d2[1], 0.25f);
 }
+
+// dequantize_column (the embedding lookup of the int8 decoder) gives column n of dequantize's
+// matrix exactly, on odd sizes (K not a multiple of 32, N not of 16).
+template <std::size_t K, std::size_t N>
+void expect_columns() {
+  static float W[K * N], full[K * N], col[K];
+  static q8::matrix<K, N> w;
+  for (std::size_t i = 0; i < K * N; ++i) W[i] = static_cast<float>((i * 37 + 11) % 101) / 50.0f - 1.0f;
+  q8::quantize(w, W);
+  q8::dequantize(full, w);
+  for (std::size_t n = 0; n < N; ++n) {
+    q8::dequantize_column(col, w, n);
+    for (std::size_t k = 0; k < K; ++k) ASSERT_EQ(col[k], full[k * N + n]) << "K " << K << " N " << N << " n " << n;
+  }
+}
+TEST(q8_public, dequantize_column_is_a_column_of_dequantize) {
+  expect_columns<1, 1>();
+  expect_columns<40, 17>();
+  expect_columns<64, 65>();
+  expect_columns<100, 33>();
+}

@@ -255,22 +255,8 @@ int main(int argc, char** argv) {
   if (r.input.empty() || r.output.empty()) return usage(stderr), 1;
   sf::io::result<sf::io::file> f = sf::io::file::open(r.input);
   if (!f) return fail(f.message());
-  const sf::io::result<sf::config> found = sf::io::read_config(*f);
-  if (!found) return fail(r.input + ": " + found.message());
-  std::size_t which = sf_gen::configuration_count;
-  for (std::size_t i = 0; i < sf_gen::configuration_count; ++i)
-    if (sf::weights_config(sf_gen::configurations[i].config) == sf::weights_config(*found)) which = i;
-  if (which == sf_gen::configuration_count) {
-    std::string names;
-    for (const sf_gen::compiled& c : sf_gen::configurations) names.append(names.empty() ? "" : ", ").append(c.name);
-    return fail(r.input + ": no compiled configuration matches the checkpoint's (" + sf::io::describe(*found) +
-                "); this program has " + names);
-  }
-  const std::string* vocab = f->metadata(sf::tokenizer_metadata_key);
-  if (!vocab)
-    return fail(r.input + ": no tokenizer vocabulary (metadata '" + sf::tokenizer_metadata_key +
-                "'); the checkpoints written by examples/train have one");
+  std::size_t which = 0;
   sf::char_tokenizer tok;
-  if (sf::status s = sf::char_tokenizer::from_metadata(*vocab, tok); !s) return fail(r.input + ": " + s.message());
+  if (const std::string e = sf_gen::identify(*f, r.input, which, tok); !e.empty()) return fail(e);
   return dispatch(which, *f, r, tok);
 }

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "generate/generate.hpp"
+#include "generate/weights.hpp"
 #include "staticformer/io/config_codec.hpp"
 #include "staticformer/io/safetensors_format.hpp"
 #include "staticformer/tokenizer.hpp"
@@ -191,27 +192,8 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   sf::io::result<sf::io::file> f = sf::io::file::open(j.path);
   if (!f) return fail(f.message());
-  const sf::io::result<sf::config> found = sf::io::read_config(*f);
-  if (!found) return fail(j.path + ": not a staticformer checkpoint: " + found.message());
-  std::size_t which = sf_gen::configuration_count;
-  for (std::size_t i = 0; i < sf_gen::configuration_count; ++i)
-    if (sf::weights_config(sf_gen::configurations[i].config) == sf::weights_config(*found)) which = i;
-  if (which == sf_gen::configuration_count) {
-    std::string names;
-    for (const sf_gen::compiled& c : sf_gen::configurations) names.append(names.empty() ? "" : ", ").append(c.name);
-    return fail(j.path + ": no compiled configuration matches the checkpoint's (" + sf::io::describe(*found) +
-                "); this program has " + names + " (--list describes them)");
-  }
-  const sf::config& c = sf_gen::configurations[which].config;
-  const std::string* vocab = f->metadata(sf::tokenizer_metadata_key);
-  if (!vocab)
-    return fail(j.path + ": no tokenizer vocabulary (metadata '" + sf::tokenizer_metadata_key +
-                "'); the checkpoints written by examples/train have one");
-  if (sf::status s = sf::char_tokenizer::from_metadata(*vocab, j.tokenizer); !s)
-    return fail(j.path + ": " + s.message());
-  if (j.tokenizer.size() > c.V)
-    return fail(j.path + ": the tokenizer has " + std::to_string(j.tokenizer.size()) +
-                " symbols, more than the model's vocabulary V = " + std::to_string(c.V));
+  std::size_t which = 0;
+  if (const std::string e = sf_gen::identify(*f, j.path, which, j.tokenizer); !e.empty()) return fail(e);
 
   // The prompt, in the checkpoint's vocabulary.
   if (prompt.empty()) return fail("--prompt: the prompt is empty (give at least one character)");

@@ -198,8 +198,8 @@ class decoder {
   constexpr void head_row(T* logits_row, const T* x_row) {
     using one_d = view<T, shape<Batch<1>>, Model<D>, D>;
     using one_v = view<T, shape<Batch<1>>, Vocab<V>, V>;
-    norm::row(hf_.data(), x_row, w_->norm_f);
-    linear(one_v{logits_row}, one_d{hf_.data()}.as_const(), head_weight(), none{});
+    norm::row(row_.data(), x_row, w_->norm_f);
+    linear(one_v{logits_row}, one_d{row_.data()}.as_const(), head_weight(), none{});
   }
   template <class Bias>
   static constexpr const T* bias_of(const Bias& b) {
@@ -219,8 +219,8 @@ class decoder {
     } else {  // the int8 tables' rows, dequantized
       w_->tok_emb.weight.column(xr, static_cast<std::size_t>(token));
       if constexpr (C.position == position_kind::learned) {
-        w_->pos_emb.weight.column(hf_.data(), t);
-        for (std::size_t i = 0; i < D; ++i) xr[i] += hf_[i];
+        w_->pos_emb.weight.column(row_.data(), t);
+        for (std::size_t i = 0; i < D; ++i) xr[i] += row_[i];
       } else if constexpr (C.position == position_kind::sinusoidal) {
         layers::sinusoidal<C, T>::add(xr, t);
       }
@@ -380,7 +380,7 @@ class decoder {
   rows_d x_{}, a_{}, q_{}, k_{}, vv_{}, o_{}, y_{};
   rows_f f_{};
   tensor<T, Heads<H>, Seq<S>> scores_{};  // one query's scores, then probabilities, per head
-  tensor<T, Model<D>> hf_{};
+  tensor<T, Model<D>> row_{};  // one (D) scratch row: the final norm of a prefill's last position, an int8 position row
   // prefill chunk buffers (P rows)
   chunk_d cx_{}, ca_{}, cq_{}, ck_{}, cv_{}, co_{}, cy_{};
   chunk_f ch_{};

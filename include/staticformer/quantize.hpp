@@ -63,19 +63,7 @@ struct q8_weight {
     }
   }
   // out[k] = w[k, n]  (K): output column n — a table's row n (an embedding lookup)
-  constexpr void column(float* out, std::size_t n) const {
-    namespace q8 = kernels::q8;
-    // column n's values of group g are 8 steps of 4 consecutive inputs, 64 bytes apart (q8/common.hpp)
-    const std::int8_t* col = m.q + n / q8::block_cols * groups * q8::tile_bytes + n % q8::block_cols * q8::step_inputs;
-    const float* d = m.d + n / q8::block_cols * groups * q8::block_cols + n % q8::block_cols;
-    for (std::size_t g = 0; g < groups; ++g) {
-      const float scale = d[g * q8::block_cols];
-      const std::size_t k0 = g * q8::group_size, kn = K - k0 < q8::group_size ? K - k0 : q8::group_size;
-      for (std::size_t i = 0; i < kn; ++i)
-        out[k0 + i] = static_cast<float>(col[g * q8::tile_bytes + i / q8::step_inputs * q8::step_bytes +
-                                             i % q8::step_inputs]) * scale;
-    }
-  }
+  constexpr void column(float* out, std::size_t n) const { kernels::q8::dequantize_column(out, m, n); }
 };
 
 // params.hpp's structs with T = sf::int8: matrices quantized, vectors float.

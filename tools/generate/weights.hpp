@@ -4,12 +4,14 @@
 #ifndef SF_TOOLS_GENERATE_WEIGHTS_HPP
 #define SF_TOOLS_GENERATE_WEIGHTS_HPP
 
+#include <cstddef>
 #include <string>
 
 #include "staticformer/config.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/quantize.hpp"
 #include "staticformer/status.hpp"
+#include "staticformer/tokenizer.hpp"
 
 namespace sf::io {
 class file;
@@ -19,6 +21,11 @@ namespace sf_gen {
 
 // Whether f is an int8 checkpoint (sf::io::is_quantized).
 bool is_int8(const sf::io::file& f);
+
+// Which compiled configuration (an index into sf_gen::configurations) checkpoint f of `path`
+// holds, and its tokenizer (at most V symbols). "" on success, else the message of the error
+// (naming `path`): not a checkpoint, no compiled configuration matches, no or a bad tokenizer.
+std::string identify(const sf::io::file& f, const std::string& path, std::size_t& which, sf::char_tokenizer& tok);
 
 template <sf::config C>
 struct weights {

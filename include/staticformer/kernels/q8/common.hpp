@@ -366,6 +366,20 @@ template <std::size_t K, std::size_t N>
 void dequantize(float* W, const matrix<K, N>& w) {
   detail::dequantize(W, w.q, w.d, K, N);
 }
+// out[k] = w[k, n] = qw[n, k] · dw[n, k/32]    out: (K) written — column n (a table's row n: an
+// embedding lookup); walks the packed layout directly (8 steps of 4 inputs per group, 64 B apart)
+template <std::size_t K, std::size_t N>
+constexpr void dequantize_column(float* out, const matrix<K, N>& w, std::size_t n) {
+  constexpr std::size_t G = matrix<K, N>::groups;
+  const std::int8_t* col = w.q + q_index(G, n, 0);
+  const float* d = w.d + d_index(G, n, 0);
+  for (std::size_t g = 0; g < G; ++g) {
+    const float scale = d[g * block_cols];
+    const std::size_t k0 = g * group_size, kn = K - k0 < group_size ? K - k0 : group_size;
+    for (std::size_t i = 0; i < kn; ++i)
+      out[k0 + i] = static_cast<float>(col[g * tile_bytes + i / step_inputs * step_bytes + i % step_inputs]) * scale;
+  }
+}
 // From the canonical form:               q: (N, K) int8 row-major [out, in]   d: (N, G) float, G = ⌈K/32⌉
 // Values outside [-127, 127] (i.e. -128) are clamped to -127.
 template <std::size_t K, std::size_t N>
