@@ -61,13 +61,13 @@ void compare(diff& d, const float* row, const float* ref) {
 
 // One stream of a decoder for C (B = C.B): prefill n0 tokens into stream b, then step to T,
 // comparing every position's logits with the full inference.
-template <sf::config C>
+template <sf::config C, sf::decoder_options O = sf::decoder_options{}>
 void check_prefill_then_steps(std::size_t n0, std::uint64_t seed) {
   static sf::params<C> p;
   randomize(p, seed);
   const auto tokens = random_tokens(C.T, C.V, seed + 1);
   const auto ref = full_logits<C>(p, tokens);
-  static sf::decoder<C> dec;
+  static sf::decoder<C, float, O> dec;
   dec.use(p);
   const std::size_t b = C.B - 1;
   diff d;
@@ -129,6 +129,50 @@ TEST(Decode, RefGpt2EveryBoundary) { check_config_all_boundaries<sf::configs::re
 TEST(Decode, RefLlamaEveryBoundary) { check_config_all_boundaries<sf::configs::ref_llama>(); }
 TEST(Decode, RefVaswaniEveryBoundary) { check_config_all_boundaries<sf::configs::ref_vaswani>(); }
 TEST(Decode, NanoEveryBoundary) { check_config_all_boundaries<sf::configs::nano>(); }
+// sf::small_ram (no prefill chunk buffers, a tied head read in place) and an odd chunk size: the
+// same bits, less memory.
+TEST(Decode, SmallRamOptions) {
+  for (std::size_t n : {1u, 2u, 5u, 11u}) {
+    check_prefill_then_steps<sf::configs::ref_gpt2, sf::small_ram>(n, 300 + n);  // tied, learned
+    check_prefill_then_steps<sf::configs::ref_llama, sf::small_ram>(n, 310 + n);  // untied, RoPE
+    check_prefill_then_steps<sf::configs::ref_vaswani, sf::small_ram>(n, 320 + n);
+    check_prefill_then_steps<sf::configs::ref_gpt2, sf::decoder_options{.prefill_chunk = 5}>(n, 330 + n);
+    check_prefill_then_steps<sf::configs::ref_gpt2, sf::decoder_options{.tied_head_copy = false}>(n, 340 + n);
+  }
+  check_prefill_then_steps<sf::configs::nano, sf::small_ram>(9, 350);
+  using C = sf::config;
+  constexpr C nano1 = one_stream<sf::configs::nano>();
+  constexpr std::size_t full = sizeof(sf::decoder<nano1>), small = sizeof(sf::decoder<nano1, float, sf::small_ram>);
+  constexpr std::size_t D = nano1.D, T = nano1.T, F = nano1.F, V = nano1.V, P = sf::decoder<nano1>::P;
+  // what small_ram leaves out: the chunk buffers 7·P·D + P·F + P·T and the head copy D·V (floats)
+  // (give or take alignment and the empty placeholders of the absent members)
+  constexpr std::size_t left_out = (7 * P * D + P * F + P * T + D * V) * sizeof(float);
+  EXPECT_GE(full - small + 256, left_out);
+  EXPECT_LE(full - small, left_out + 256);
+  // and holds the KV cache 2·L·B·T·D floats plus a few rows
+  EXPECT_GE(small, 2 * nano1.L * nano1.T * nano1.D * sizeof(float));
+  EXPECT_LE(small, 2 * nano1.L * nano1.T * nano1.D * sizeof(float) + 8 * 1024);
+  std::printf("nano decoder (B = 1): %zu bytes, sf::small_ram %zu bytes\n", full, small);
+}
+
+// gemv_rows (a matrix stored transposed) against gemv over the transpose: the same bits.
+TEST(Decode, GemvRowsMatchesGemv) {
+  sf::xoshiro256 rng(9);
+  auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
+  for (std::size_t N : {1u, 3u, 4u, 6u, 17u, 65u})
+    for (std::size_t K : {1u, 7u, 64u, 65u}) {
+      const std::size_t lda = K + 2;
+      std::vector<float> x(K), A(N * lda), At(K * N), y0(N), y1(N);
+      for (auto& v : x) v = rnd();
+      for (auto& v : A) v = rnd();
+      for (std::size_t n = 0; n < N; ++n)
+        for (std::size_t k = 0; k < K; ++k) At[k * N + n] = A[n * lda + k];
+      sf::kernels::ref::gemv(y0.data(), x.data(), At.data(), N, N, K, static_cast<const float*>(nullptr));
+      sf::kernels::gemv_rows(y1.data(), x.data(), A.data(), lda, N, K);
+      EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float))) << "N=" << N << " K=" << K;
+    }
+}
+
 TEST(Decode, PrefillInPieces) {
   check_prefill_pieces<sf::configs::ref_gpt2>(5);
   check_prefill_pieces<sf::configs::ref_llama>(6);
@@ -279,4 +323,43 @@ TEST(Decode, GemvMatchesReference) {
 #endif
       }
     }
+}
+
+// gemv_batch (1 to 5 products at once, every backend compiled in) against ref::gemv_batch on odd
+// sizes: the same bits.
+TEST(Decode, GemvBatchMatchesReference) {
+  sf::xoshiro256 rng(6);
+  auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
+  for (std::size_t jobs_n = 1; jobs_n <= 5; ++jobs_n)
+    for (std::size_t N : {1u, 7u, 16u, 33u, 65u, 130u})
+      for (std::size_t K : {1u, 5u, 16u, 48u, 65u}) {
+        const std::size_t ldb = N + 5;
+        std::vector<float> x(jobs_n * K), Bm(jobs_n * K * ldb), bias(jobs_n * N), y0(jobs_n * N), y1(jobs_n * N);
+        for (auto& v : x) v = rnd();
+        for (auto& v : Bm) v = rnd();
+        for (auto& v : bias) v = rnd();
+        std::vector<sf::kernels::gemv_job<float>> j0(jobs_n), j1(jobs_n);
+        for (std::size_t g = 0; g < jobs_n; ++g) {
+          const float* bp = g % 2 ? bias.data() + g * N : nullptr;  // with and without bias
+          j0[g] = {y0.data() + g * N, x.data() + g * K, Bm.data() + g * K * ldb, bp};
+          j1[g] = {y1.data() + g * N, x.data() + g * K, Bm.data() + g * K * ldb, bp};
+        }
+        sf::kernels::ref::gemv_batch(j0.data(), jobs_n, ldb, N, K);
+        auto check = [&]<class V>(const char* name) {
+          std::fill(y1.begin(), y1.end(), 7.0f);
+          sf::kernels::gemv_batch_with<V>(j1.data(), jobs_n, ldb, N, K);
+          EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), y0.size() * sizeof(float)))
+              << name << " jobs=" << jobs_n << " N=" << N << " K=" << K;
+        };
+        check.template operator()<sf::simd::scalar<float>>("scalar");
+#ifdef SF_SIMD_HAVE_AVX2
+        check.template operator()<sf::simd::avx2>("avx2");
+#endif
+#ifdef SF_SIMD_HAVE_AVX512
+        check.template operator()<sf::simd::avx512>("avx512");
+#endif
+#ifdef SF_SIMD_HAVE_NEON
+        check.template operator()<sf::simd::neon>("neon");
+#endif
+      }
 }

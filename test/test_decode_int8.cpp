@@ -120,6 +120,28 @@ TEST(Int8, DecoderConsistentAndCloseToFloat) {
   }
 }
 
+// sf::small_ram int8 decoders (prefill by steps) give the default decoder's bits.
+TEST(Int8, SmallRamSameBits) {
+  constexpr sf::config C = sf::configs::ref_llama;
+  static sf::params<C> p;
+  static sf::params<C, sf::int8> q;
+  randomize(p, 11);
+  sf::quantize(q, p);
+  const auto tok = random_tokens(C.T, C.V, 12);
+  static sf::decoder<C, sf::int8> a;
+  static sf::decoder<C, sf::int8, sf::small_ram> b;
+  a.use(q), b.use(q);
+  ASSERT_TRUE(a.prefill(1, tok.data(), 9));
+  ASSERT_TRUE(b.prefill(1, tok.data(), 9));
+  EXPECT_EQ(0, std::memcmp(a.logits(1), b.logits(1), C.V * sizeof(float)));
+  for (std::size_t t = 9; t < C.T; ++t) {
+    ASSERT_TRUE(a.step(1, tok[t]));
+    ASSERT_TRUE(b.step(1, tok[t]));
+    EXPECT_EQ(0, std::memcmp(a.logits(1), b.logits(1), C.V * sizeof(float))) << "position " << t;
+  }
+  EXPECT_LT(sizeof b, sizeof a);
+}
+
 TEST(Int8, AboutFourTimesLessMemory) {
   using P = sf::params<sf::configs::micro>;
   using Q = sf::params<sf::configs::micro, sf::int8>;

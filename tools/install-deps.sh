@@ -4,11 +4,13 @@
 # nlohmann-json3-dev, libgtest-dev, libbenchmark-dev, gnuplot-nox (training plot); ccache makes
 # repeated builds of tools/test.sh faster (used when present).
 # Optional cross tests: g++-aarch64-linux-gnu and qemu-user (NEON kernels under emulation);
-# gcc-arm-none-eabi and libstdc++-arm-none-eabi-newlib (the inference core for a Cortex-M4).
+# gcc-arm-none-eabi, libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib and qemu-system-arm
+# (the inference core for a Cortex-M4; the firmware example run on QEMU's mps2-an386 board).
 # PyTorch (python3-torch) is only needed to regenerate the golden files: pass --golden.
 set -euo pipefail
 pkgs=(cmake make g++ clang ccache libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
-      g++-aarch64-linux-gnu qemu-user gcc-arm-none-eabi libstdc++-arm-none-eabi-newlib)
+      g++-aarch64-linux-gnu qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
+      qemu-system-arm)
 [[ "${1:-}" == "--golden" ]] && pkgs+=(python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do

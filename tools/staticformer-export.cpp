@@ -183,9 +183,11 @@ int export_config(const sf::io::file& f, const request& r, const sf::char_tokeni
   for (std::size_t i = 0; i < tok.size(); ++i) bytes.push_back(tok.byte(static_cast<std::int32_t>(i)));
   put_array(o, bytes.data(), bytes.size());
   o << ";\n\nusing weights_type = sf::params<config" << (int8 ? ", sf::int8" : "") << ">;\n"
+    << "// (The initializer names the members that exist; the absent ones, sf::none, are left out.)\n"
+    << "#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wmissing-field-initializers\"\n"
     << "alignas(64) inline constexpr weights_type weights = ";
   emit(o, root);
-  o << ";\n\n// The weights for a program's configuration C: C must be this header's.\n"
+  o << ";\n#pragma GCC diagnostic pop\n\n// The weights for a program's configuration C: C must be this header's.\n"
     << "template <sf::config C>\nconstexpr const weights_type& weights_for() {\n"
     << "  static_assert(sf::weights_config(C) == sf::weights_config(config),\n"
     << "                \"" << r.ns << "::weights_for<C>: these weights are for the configuration " << described

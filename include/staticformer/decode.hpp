@@ -33,6 +33,15 @@
 // kernels; a chunk that would run past T starts earlier and recomputes positions already in the
 // cache (same inputs, same bits). Prompts of fewer than P/4 new tokens go through single steps.
 //
+// Options (the third template argument, sf::decoder_options; both choices give the same bits):
+//   .prefill_chunk   P above (≥ 1). 1: prefill runs single steps and the decoder holds no chunk
+//                    buffers (7·P·D + P·F + P·T floats fewer: 48 KiB at nano).
+//   .tied_head_copy  a float tied model keeps tok_embᵀ (D, V) for a vector–matrix head (true), or
+//                    reads tok_emb in place, one dot product per token (false: D·V floats fewer,
+//                    the weights can stay in flash untouched).
+// sf::small_ram is {.prefill_chunk = 1, .tied_head_copy = false}: the state of a microcontroller
+// build is then the KV cache plus a few rows (README "Running on a Cortex-M4").
+//
 // Position T. A stream holds at most T tokens. prefill or step that would pass T changes
 // nothing and returns an error ("context full"); the caller then either stops or calls
 // slide(b, keep), which keeps the stream's last `keep` tokens (1 ≤ keep < T), re-prefills them
@@ -62,9 +71,18 @@
 
 namespace sf {
 
-template <config C, class Wt = float>
+// How a decoder trades RAM for speed (decode.hpp's header comment). Both choices give the same bits.
+struct decoder_options {
+  std::size_t prefill_chunk = 16;  // positions per prefill matrix product (≥ 1; 1: steps, no chunk buffers)
+  bool tied_head_copy = true;      // float tied models: a transposed copy of tok_emb for the head
+};
+// The least RAM: the KV cache, the step rows, the logits and the token history.
+inline constexpr decoder_options small_ram{.prefill_chunk = 1, .tied_head_copy = false};
+
+template <config C, class Wt = float, decoder_options O = decoder_options{}>
 class decoder {
   static_assert(check_config<C>());
+  static_assert(O.prefill_chunk >= 1, "sf::decoder: decoder_options::prefill_chunk must be at least 1");
   static_assert(std::is_same_v<Wt, float> || std::is_same_v<Wt, int8>,
                 "sf::decoder<C, Wt>: the weights are float (sf::params<C>) or int8 (sf::params<C, sf::int8>)");
   using T = float;  // activations, cache and logits
@@ -72,14 +90,16 @@ class decoder {
  public:
   static constexpr bool int8_weights = std::is_same_v<Wt, int8>;
   static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H, F = C.F, V = C.V, L = C.L;
-  static constexpr std::size_t P = S < 16 ? S : 16;  // prefill chunk (positions per matrix product)
+  static constexpr std::size_t P = S < O.prefill_chunk ? S : O.prefill_chunk;  // prefill chunk (positions per matrix product)
+  static constexpr bool chunks = P > 1;                                    // prefill through matrix products
+  static constexpr bool head_copy = C.tied && !int8_weights && O.tied_head_copy;  // head_t_ = tok_embᵀ
   using weights_t = params<C, Wt>;
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
   // called again after they change) and empties every stream.
   constexpr void use(const weights_t& p) {
     w_ = &p;
-    if constexpr (C.tied && !int8_weights)  // head_t = tok_embᵀ: (D, V) (int8: tok_emb is the head matrix)
+    if constexpr (head_copy)  // head_t = tok_embᵀ: (D, V) (int8: tok_emb is the head matrix)
       for (std::size_t v = 0; v < V; ++v)
         for (std::size_t i = 0; i < D; ++i) head_t_(i, v) = p.tok_emb.weight(v, i);
     reset();
@@ -180,18 +200,20 @@ class decoder {
 
   // Stream b: positions [a, end) from hist_ (a < end ≤ T); logits of position end-1.
   constexpr void run(std::size_t b, std::size_t a, std::size_t end) {
-    if ((end - a) * 4 < P) {  // a few tokens: single steps
+    if (!chunks || (end - a) * 4 < P) {  // a few tokens (or no chunk buffers): single steps
       for (std::size_t t = a; t < end; ++t) step_rows<1>(b);
       return;
     }
-    std::size_t s0 = 0;
-    for (std::size_t c = a; c < end; c = s0 + P) {
-      s0 = c + P <= S ? c : S - P;  // a chunk ending past T starts earlier (recomputes cached positions)
-      chunk(b, s0, end);
+    if constexpr (chunks) {
+      std::size_t s0 = 0;
+      for (std::size_t c = a; c < end; c = s0 + P) {
+        s0 = c + P <= S ? c : S - P;  // a chunk ending past T starts earlier (recomputes cached positions)
+        chunk(b, s0, end);
+      }
+      const std::size_t r = end - 1 - s0;  // the last position's row in the last chunk
+      head_row(logits_.data() + b * V, cx_.data() + r * D);
+      pos_[b] = end;
     }
-    const std::size_t r = end - 1 - s0;  // the last position's row in the last chunk
-    head_row(logits_.data() + b * V, cx_.data() + r * D);
-    pos_[b] = end;
   }
 
   // logits_row (V) = norm_f(x_row) · W_head        x_row: (D)
@@ -199,7 +221,19 @@ class decoder {
     using one_d = view<T, shape<Batch<1>>, Model<D>, D>;
     using one_v = view<T, shape<Batch<1>>, Vocab<V>, V>;
     norm::row(row_.data(), x_row, w_->norm_f);
-    linear(one_v{logits_row}, one_d{row_.data()}.as_const(), head_weight(), none{});
+    lm_head(one_v{logits_row}, one_d{row_.data()}.as_const());
+  }
+  // logits (R, V) = a (R, D) · W_head; a float tied head read in place: one dot product per token,
+  // each summed as the vector–matrix product sums it (kernels::gemv_rows)
+  template <class Y, class X>
+  constexpr void lm_head(Y&& y, const X& a) {
+    if constexpr (C.tied && !int8_weights && !head_copy) {
+      using my = detail::mt<Y>;
+      for (std::size_t r = 0; r < my::rows; ++r)
+        kernels::gemv_rows(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, w_->tok_emb.weight.data(), D, V, D);
+    } else {
+      linear(y, a, head_weight(), none{});
+    }
   }
   template <class Bias>
   static constexpr const T* bias_of(const Bias& b) {
@@ -208,7 +242,7 @@ class decoder {
   }
   constexpr const auto& head_weight() const {
     if constexpr (C.tied && int8_weights) return w_->tok_emb.weight;  // (V, D) table = the (D → V) matrix
-    else if constexpr (C.tied) return head_t_;
+    else if constexpr (head_copy) return head_t_;
     else return w_->lm_head.weight;
   }
 
@@ -363,7 +397,7 @@ class decoder {
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
     }
     for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), p.norm_f);
-    linear(rv{logits_.data() + b0 * V}, a.as_const(), head_weight(), none{});
+    lm_head(rv{logits_.data() + b0 * V}, a.as_const());
     for (std::size_t r = 0; r < R; ++r) ++pos_[b0 + r];
   }
 
@@ -373,7 +407,7 @@ class decoder {
   tensor<std::int32_t, Batch<B>, Seq<S>> hist_{};                          // the tokens of every stream
   std::array<std::size_t, B> pos_{};
   tensor<T, Batch<B>, Vocab<V>> logits_{};
-  [[no_unique_address]] maybe<C.tied && !int8_weights, tensor<T, Model<D>, Vocab<V>>> head_t_{};  // tok_embᵀ
+  [[no_unique_address]] maybe<head_copy, tensor<T, Model<D>, Vocab<V>>> head_t_{};  // tok_embᵀ
   [[no_unique_address]] maybe<int8_weights, kernels::q8::vector<D>> xq_d_{};  // a quantized (D) row
   [[no_unique_address]] maybe<int8_weights, kernels::q8::vector<C.F>> xq_f_{};  // a quantized (F) row
   // step buffers (B rows)
@@ -381,10 +415,10 @@ class decoder {
   rows_f f_{};
   tensor<T, Heads<H>, Seq<S>> scores_{};  // one query's scores, then probabilities, per head
   tensor<T, Model<D>> row_{};  // one (D) scratch row: the final norm of a prefill's last position, an int8 position row
-  // prefill chunk buffers (P rows)
-  chunk_d cx_{}, ca_{}, cq_{}, ck_{}, cv_{}, co_{}, cy_{};
-  chunk_f ch_{};
-  tensor<T, Seq<P>, Seq<S>> cs_{};
+  // prefill chunk buffers (P rows; none when P = 1)
+  [[no_unique_address]] maybe<chunks, chunk_d> cx_{}, ca_{}, cq_{}, ck_{}, cv_{}, co_{}, cy_{};
+  [[no_unique_address]] maybe<chunks, chunk_f> ch_{};
+  [[no_unique_address]] maybe<chunks, tensor<T, Seq<P>, Seq<S>>> cs_{};
 };
 
 }  // namespace sf

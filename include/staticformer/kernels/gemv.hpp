@@ -146,11 +146,16 @@ void gemv_batch_group(const gemv_job<T>* jobs, std::size_t ldb, std::size_t N, s
 // jobs[0:n]: y_g = x_g · B_g (+ bias_g), all (K, N) with row stride ldb, with backend V.
 template <class V, class T>
 void gemv_batch_with(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
-  std::size_t g = 0;
-  for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4>(jobs + g, ldb, N, K);
-  if (n - g == 3) detail::gemv_batch_group<V, 3>(jobs + g, ldb, N, K);
-  else if (n - g == 2) detail::gemv_batch_group<V, 2>(jobs + g, ldb, N, K);
-  else if (n - g == 1) detail::gemv_batch_group<V, 1>(jobs + g, ldb, N, K);
+  if constexpr (V::width == 1) {  // scalar (e.g. a Cortex-M4): one product after the other keeps
+    for (std::size_t g = 0; g < n; ++g)  // 8 accumulators and one base pointer per loop (fewer instructions)
+      gemv_with<V>(jobs[g].y, jobs[g].x, jobs[g].B, ldb, N, K, jobs[g].bias);
+  } else {
+    std::size_t g = 0;
+    for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4>(jobs + g, ldb, N, K);
+    if (n - g == 3) detail::gemv_batch_group<V, 3>(jobs + g, ldb, N, K);
+    else if (n - g == 2) detail::gemv_batch_group<V, 2>(jobs + g, ldb, N, K);
+    else if (n - g == 1) detail::gemv_batch_group<V, 1>(jobs + g, ldb, N, K);
+  }
 }
 
 namespace ref {
@@ -172,6 +177,35 @@ constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ld
   for (std::size_t g = 0; g < n; ++g) gemv(jobs[g].y, jobs[g].x, jobs[g].B, ldb, N, K, jobs[g].bias);
 }
 }  // namespace ref
+
+// y[n] = Σ_k x[k]·A[n·lda + k]: the vector–matrix product with the matrix stored transposed
+// (A: (N, K), e.g. a tied embedding read in place as the LM head), each y[n] summed from 0 in k
+// order one FMA at a time, so the same bits as gemv over Aᵀ. Four chains (rows) at a time, scalar: for
+// targets where RAM for a transposed copy matters more than speed (sf::small_ram decoders).
+//   y: (N)   x: (K)   A: (N, K) row stride lda ≥ K
+template <class T>
+constexpr void gemv_rows(T* y, const T* x, const T* A, std::size_t lda, std::size_t N, std::size_t K) {
+  using S = simd::scalar<T>;
+  std::size_t n = 0;
+  for (; n + 4 <= N; n += 4) {  // four rows at a time: each x[k] loaded once for four chains
+    const T *a0 = A + n * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+    T s0 = S::zero(), s1 = S::zero(), s2 = S::zero(), s3 = S::zero();
+    for (std::size_t k = 0; k < K; ++k) {
+      const T xk = x[k];
+      s0 = S::fmadd(xk, a0[k], s0);
+      s1 = S::fmadd(xk, a1[k], s1);
+      s2 = S::fmadd(xk, a2[k], s2);
+      s3 = S::fmadd(xk, a3[k], s3);
+    }
+    y[n] = s0, y[n + 1] = s1, y[n + 2] = s2, y[n + 3] = s3;
+  }
+  for (; n < N; ++n) {
+    const T* a = A + n * lda;
+    T s = S::zero();
+    for (std::size_t k = 0; k < K; ++k) s = S::fmadd(x[k], a[k], s);
+    y[n] = s;
+  }
+}
 
 // The entry points: the reference during constant evaluation, the native backend at run time.
 template <class T>
