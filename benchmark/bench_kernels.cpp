@@ -33,49 +33,24 @@
 #include "staticformer/kernels/q8.hpp"
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/simd.hpp"
+#include "peak.hpp"
 
 #if defined(SF_BENCH_HAVE_EIGEN)
 #include <Eigen/Core>
 #endif
 
 namespace {
-using V = sf::simd::native<float>;
-// Thread CPU time, the clock Google Benchmark's rate counters use too, so GFLOPs and pct_peak agree
-// and other processes sharing the core do not count against the kernel.
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
+using sf_bench::chains;
+using sf_bench::chain_steps;
+using sf_bench::cpu_seconds;
+using sf_bench::fma_chains;
+using sf_bench::opaque;
+using sf_bench::peak_now;
+using V = sf_bench::V;
 
 double g_peak_gflops = 0;  // the best peak_fma measurement of this run
 
-// ---------------------------------------------------------------- peak FMA throughput
-// An empty asm that "modifies" a register value: the compiler can neither hoist nor fold across
-// it. (benchmark::DoNotOptimize has a memory clobber, which would push every chain to memory.)
-template <class R>
-inline void opaque(R& r) {
-#if defined(__x86_64__)
-  asm volatile("" : "+v"(r));
-#elif defined(__aarch64__)
-  asm volatile("" : "+w"(r));
-#else
-  benchmark::DoNotOptimize(r);
-#endif
-}
-template <std::size_t... I>
-__attribute__((noinline)) void fma_chains(typename V::reg* state, long n, std::index_sequence<I...>) {
-  typename V::reg a[sizeof...(I)] = {state[I]...};
-  typename V::reg x = V::set1(0.999f), y = V::set1(1e-4f);  // a ← a·x + y: converges to 0.1, no denormals
-  for (long r = 0; r < n; ++r) {
-    ((a[I] = V::fmadd(a[I], x, y)), ...);
-    opaque(x);
-  }
-  ((state[I] = a[I]), ...);
-}
-constexpr std::size_t chains = 24;  // 2 × 12
-constexpr long chain_steps = 4096;
-
+// ---------------------------------------------------------------- peak FMA throughput (peak.hpp)
 void peak_fma(benchmark::State& state) {
   alignas(64) static typename V::reg st[chains];
   for (auto& r : st) r = V::set1(0.5f);
@@ -107,19 +82,6 @@ void fill() {
   for (auto& x : B_) x = rnd();
   for (auto& x : C_) x = rnd();
   for (auto& x : bias_) x = rnd();
-}
-
-// The peak FMA rate right now: the peak_fma chains for about 10 ms of CPU time.
-double peak_now() {
-  alignas(64) static typename V::reg st[chains];
-  for (auto& r : st) r = V::set1(0.5f);
-  const double t0 = cpu_seconds();
-  long steps = 0;
-  do {
-    fma_chains(st, chain_steps, std::make_index_sequence<chains>{});
-    steps += chain_steps;
-  } while (cpu_seconds() - t0 < 0.01);
-  return 2.0 * chains * V::width * static_cast<double>(steps) / (cpu_seconds() - t0) * 1e-9;
 }
 
 // Counters of a product benchmark: GFLOPs; pct_peak against the best peak_fma of the run;

@@ -9,8 +9,8 @@
 //   opt.step(p, g, sched(opt.t));                // opt.t = updates done so far
 //
 // Every function walks the parameter struct with sf::visit, updates in place and
-// allocates nothing. The per-element loops are plain loops over t.data() that the
-// compiler vectorises. Arithmetic follows PyTorch (torch.optim.AdamW / SGD,
+// allocates nothing. AdamW's element loop runs through the SIMD abstraction (the scalar loop
+// is its reference and the compile-time path); the others are plain loops the compiler vectorises. Arithmetic follows PyTorch (torch.optim.AdamW / SGD,
 // torch.nn.utils.clip_grad_norm_) operation by operation in float, with the scalar
 // coefficients computed in double as Python does, so results agree with PyTorch to
 // rounding (a few ulp); see test/test_optim.cpp for the reference numbers.
@@ -26,8 +26,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "staticformer/kernels/attributes.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/reflect.hpp"
+#include "staticformer/simd.hpp"
 
 namespace sf {
 
@@ -47,24 +49,53 @@ struct adamw_coeffs {
   E step_size, bc2_sqrt, b1, b2, eps, one_minus_b1, one_minus_b2, keep;
 };
 
-// The element loop of AdamW over one tensor. The restrict parameters and the
-// compile-time length let the compiler vectorise it (the square root too, where
-// errno need not be kept: -fno-math-errno, as examples/train is built).
+// The element loop of AdamW over one tensor, one pass over memory (decay folded in):
+//   p ← p·keep (if decay);  m ← m·β1 + (1−β1)·g;  v ← v·β2 + ((1−β2)·g)·g;
+//   p ← p + (−step)·(m / (√v / √bc2 + ε))
+// each operation rounded separately (no FMA), in this order, as PyTorch's float code does.
+// At run time through the SIMD abstraction (lane by lane the same operations, IEEE √ and ÷: the
+// same bits as the scalar loop, whatever -fno-math-errno says); the scalar loop is the reference
+// and the constant-evaluation path.
+template <class V, class E>
+SF_KERNEL_INLINE void adamw_lanes(std::size_t i, std::size_t n, E* __restrict p, const E* __restrict g,
+                                  E* __restrict m, E* __restrict v, const adamw_coeffs<E>& k, bool decay) {
+  using reg = typename V::reg;
+  const bool full = n == V::width;
+  auto ld = [&](const E* a) { return full ? V::load(a + i) : V::load_partial(a + i, n); };
+  auto st = [&](E* a, reg x) { full ? V::store(a + i, x) : V::store_partial(a + i, x, n); };
+  const reg gi = ld(g);
+  reg pi = ld(p);
+  if (decay) pi = V::mul(pi, V::set1(k.keep));
+  const reg mi = V::add(V::mul(ld(m), V::set1(k.b1)), V::mul(V::set1(k.one_minus_b1), gi));
+  const reg vi = V::add(V::mul(ld(v), V::set1(k.b2)), V::mul(V::mul(V::set1(k.one_minus_b2), gi), gi));
+  st(m, mi);
+  st(v, vi);
+  const reg denom = V::add(V::div(V::sqrt(vi), V::set1(k.bc2_sqrt)), V::set1(k.eps));
+  st(p, V::add(pi, V::mul(V::set1(-k.step_size), V::div(mi, denom))));
+}
 template <std::size_t N, class E>
 constexpr void adamw_update(E* __restrict p, const E* __restrict g, E* __restrict m, E* __restrict v,
                   const adamw_coeffs<E>& k, bool decay) {
+  if constexpr (std::is_same_v<E, float>) {
+    if (!std::is_constant_evaluated()) {
+      using V = simd::native<float>;
+      std::size_t i = 0;
+      for (; i + V::width <= N; i += V::width) adamw_lanes<V>(i, V::width, p, g, m, v, k, decay);
+      if (i < N) adamw_lanes<V>(i, N - i, p, g, m, v, k, decay);
+      return;
+    }
+  }
   const E step_size = k.step_size, bc2_sqrt = k.bc2_sqrt, b1 = k.b1, b2 = k.b2, eps = k.eps;
   const E c1 = k.one_minus_b1, c2 = k.one_minus_b2, keep = k.keep;
-  if (decay)
-    for (std::size_t i = 0; i < N; ++i) p[i] = p[i] * keep;
   for (std::size_t i = 0; i < N; ++i) {
+    const E pi = decay ? p[i] * keep : p[i];
     const E gi = g[i];
     const E mi = m[i] * b1 + c1 * gi;
     const E vi = v[i] * b2 + c2 * gi * gi;
     m[i] = mi;
     v[i] = vi;
     const E denom = math::sqrt(vi) / bc2_sqrt + eps;  // IEEE √ (correctly rounded) at run and compile time
-    p[i] = p[i] + (-step_size) * (mi / denom);
+    p[i] = pi + (-step_size) * (mi / denom);
   }
 }
 }  // namespace detail

@@ -1,0 +1,60 @@
+// peak.hpp — the core's peak FMA throughput, measured, for the benchmarks' "% of peak" counters
+// (sf_bench_kernels, sf_bench_train): 24 independent FMA chains on registers (2 FMA units ×
+// 4-cycle latency × 3), nothing from memory, with the native SIMD backend. Thread CPU time.
+#pragma once
+#include <time.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "staticformer/simd.hpp"
+
+namespace sf_bench {
+using V = sf::simd::native<float>;
+
+// Thread CPU time, the clock Google Benchmark's rate counters use too, so GFLOPs and pct_peak agree
+// and other processes sharing the core do not count against the code measured.
+inline double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// An empty asm that "modifies" a register value: the compiler can neither hoist nor fold across
+// it. (benchmark::DoNotOptimize has a memory clobber, which would push every chain to memory.)
+template <class R>
+inline void opaque(R& r) {
+#if defined(__x86_64__)
+  asm volatile("" : "+v"(r));
+#elif defined(__aarch64__)
+  asm volatile("" : "+w"(r));
+#else
+  asm volatile("" : : "r"(&r) : "memory");
+#endif
+}
+template <std::size_t... I>
+__attribute__((noinline)) void fma_chains(typename V::reg* state, long n, std::index_sequence<I...>) {
+  typename V::reg a[sizeof...(I)] = {state[I]...};
+  typename V::reg x = V::set1(0.999f), y = V::set1(1e-4f);  // a ← a·x + y: converges to 0.1, no denormals
+  for (long r = 0; r < n; ++r) {
+    ((a[I] = V::fmadd(a[I], x, y)), ...);
+    opaque(x);
+  }
+  ((state[I] = a[I]), ...);
+}
+inline constexpr std::size_t chains = 24;  // 2 × 12
+inline constexpr long chain_steps = 4096;
+
+// The peak FMA rate right now, in GFLOP/s: the chains for about `seconds` of CPU time.
+inline double peak_now(double seconds = 0.01) {
+  alignas(64) static typename V::reg st[chains];
+  for (auto& r : st) r = V::set1(0.5f);
+  const double t0 = cpu_seconds();
+  long steps = 0;
+  do {
+    fma_chains(st, chain_steps, std::make_index_sequence<chains>{});
+    steps += chain_steps;
+  } while (cpu_seconds() - t0 < seconds);
+  return 2.0 * chains * V::width * static_cast<double>(steps) / (cpu_seconds() - t0) * 1e-9;
+}
+}  // namespace sf_bench
