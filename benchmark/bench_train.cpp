@@ -13,6 +13,7 @@
 //   forward/<shape>      the loss's forward pass (what backward needs is kept)
 //   backward/<shape>     zero-grad + backward (the activations of one forward)
 //   adamw/<shape>        the optimizer step alone
+//   train_step_threads/<shape>/<n>   the step on an sf::thread_pool of n threads (1, 2), wall-clock time
 // Counters: tokens/s (B·T per iteration); GFLOPs, counting a step as B·T·(6·N + 12·L·T·D) FLOPs
 // (N parameters; forward one third of it, zero-grad + backward two thirds); pct_peak = GFLOPs over
 // the peak FMA rate measured right after the timed loop (benchmark/peak.hpp) ×100; peak_GFLOPs;
@@ -26,6 +27,7 @@
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/reflect.hpp"
+#include "staticformer/threads.hpp"
 
 namespace {
 constexpr sf::config nano_b32 = [] {
@@ -104,11 +106,30 @@ void run(benchmark::State& bs) {
   }
 }
 
+// The whole step on a thread pool of state.range(0) threads (wall-clock time: UseRealTime).
+template <sf::config C>
+void threaded(benchmark::State& bs) {
+  auto& st = setup<C>();
+  sf::thread_pool pool(static_cast<std::size_t>(bs.range(0)));
+  sf::use_threads use(pool);
+  for (auto _ : bs) {
+    const float loss = sf::forward(st.p, st.a, st.x, st.y);
+    benchmark::DoNotOptimize(loss);
+    sf::zero(st.g);
+    sf::backward(st.p, st.g, st.a, st.x, st.y);
+    st.opt.step(st.p, st.g, 1e-4);
+    benchmark::ClobberMemory();
+  }
+  bs.counters["tokens/s"] = benchmark::Counter(static_cast<double>(C.B * C.T), benchmark::Counter::kIsIterationInvariantRate);
+  bs.counters["GFLOPs"] = benchmark::Counter(step_flops<C>() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 #define SF_BENCH_SHAPE(C, name)                                                                           \
   BENCHMARK(run<C, part::step>)->Name("train_step/" name)->Unit(benchmark::kMillisecond);                 \
   BENCHMARK(run<C, part::forward>)->Name("forward/" name)->Unit(benchmark::kMillisecond);                 \
   BENCHMARK(run<C, part::backward>)->Name("backward/" name)->Unit(benchmark::kMillisecond);               \
-  BENCHMARK(run<C, part::adamw>)->Name("adamw/" name)->Unit(benchmark::kMillisecond);
+  BENCHMARK(run<C, part::adamw>)->Name("adamw/" name)->Unit(benchmark::kMillisecond);                     \
+  BENCHMARK(threaded<C>)->Name("train_step_threads/" name)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 SF_BENCH_SHAPE(sf::configs::nano, "nano")
 SF_BENCH_SHAPE(sf::configs::micro, "micro")
 SF_BENCH_SHAPE(sf::configs::small, "small")

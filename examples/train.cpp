@@ -19,7 +19,9 @@
 // for bit, on every run and every machine. --seconds is also a hard limit on the CPU time
 // of the training loop (the program is single-threaded: CPU time = time on one core, the
 // wall-clock time on an idle machine); on a slower CPU training stops there before N
-// steps, saves, and can be resumed with --resume.
+// steps, saves, and can be resumed with --resume. --threads N splits the matrix products over
+// N threads (sf::thread_pool): the checkpoint is the same bit for bit as with one thread, and
+// --seconds then limits the wall-clock time.
 //
 // Output (in --out): model.safetensors (SPEC checkpoint + tokenizer) and the optimizer
 // file it names, loss.csv, loss.png (gnuplot), sample.txt. The last line printed is
@@ -53,6 +55,7 @@
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/tokenizer.hpp"
+#include "staticformer/threads.hpp"
 #include "staticformer/train.hpp"
 
 // The checkpoint code is large: save_training and load_training for nano are compiled in a
@@ -107,6 +110,7 @@ struct options {
   std::size_t eval_batches = 32;
   std::size_t sample_chars = 400;
   bool plot = true;
+  std::size_t threads = 1;  // > 1: the matrix products on a thread pool (the same bits)
 };
 
 void usage(std::FILE* to) {
@@ -125,7 +129,9 @@ void usage(std::FILE* to) {
                "  --eval-every N   validation every N steps (default steps/10) on --eval-batches K (32) batches\n"
                "  --stop-after N   stop after step N and save, as if interrupted\n"
                "  --sample N       characters to generate at the end (400)\n"
-               "  --no-plot        do not run gnuplot\n",
+               "  --no-plot        do not run gnuplot\n"
+               "  --threads N      split the matrix products over N threads (default 1): the same\n"
+               "                   results bit for bit; --seconds then limits wall-clock time\n",
                reference_steps_per_second);
 }
 
@@ -174,6 +180,14 @@ bool parse(int argc, char** argv, options& o) {
     else if (a == "--eval-batches") o.eval_batches = static_cast<std::size_t>(number());
     else if (a == "--sample") o.sample_chars = static_cast<std::size_t>(number());
     else if (a == "--no-plot") o.plot = false;
+    else if (a == "--threads") {
+      const double n = number();
+      if (!(n >= 1 && n <= 64 && n == static_cast<double>(static_cast<int>(n)))) {
+        std::fprintf(stderr, "train: --threads needs an integer from 1 to 64\n");
+        std::exit(2);
+      }
+      o.threads = static_cast<std::size_t>(n);
+    }
     else if (a == "-h" || a == "--help") {
       usage(stdout);
       std::exit(0);
@@ -409,7 +423,9 @@ int main(int argc, char** argv) {
     rows.push_back({0, 0.0, 0.0, NAN, v0});
   }
 
-  // ---- training
+  // ---- training (with --threads N the matrix products are split over N threads: same bits)
+  const sf::thread_pool pool(o.threads);
+  const sf::use_threads use_pool(pool);
   const auto t0 = clock_type::now();
   const std::clock_t c0 = std::clock();
   double window_loss = 0;
@@ -420,7 +436,7 @@ int main(int argc, char** argv) {
       stop_reason = "interrupted";
       break;
     }
-    if (cpu_since(c0) >= o.seconds) {
+    if ((o.threads > 1 ? since(t0) : cpu_since(c0)) >= o.seconds) {
       stop_reason = fmt::format("the limit of {:g} CPU seconds ran out", o.seconds);
       break;
     }

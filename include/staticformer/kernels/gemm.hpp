@@ -45,6 +45,7 @@
 #include <utility>
 
 #include "staticformer/kernels/attributes.hpp"
+#include "staticformer/parallel.hpp"
 #include "staticformer/kernels/gemm_ref.hpp"
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/simd.hpp"
@@ -239,16 +240,17 @@ inline constexpr b_layout rows_layout =
 //   B: BCols = false: b(k,n) = B[k·ldb + n]  (K, nc), copied per K block when copy_b
 //      BCols = true:  b(k,n) = B[n·ldb + k]  (nc, K), always transposed per K block
 //   bias: (nc) or nullptr      acc: C += ... instead of C = ...
+//   pack: the B slice buffer (pack_buffer: pack_kc × max_tile_cols), used when BCols or copy_b
 // M, K and the strides are run-time values, and the M % MR remainder rows go through tiles
 // of 4, 2 and 1 rows: a panel depends only on the tile (MR × NVp, partial or not), so
 // every shape of a program that tiles alike shares it, which keeps compile times down.
 // Naive reference: for m < M, n < nc: s = bias[n] + Σ_k a(m,k)·b(k,n); C[m,n] = acc ? C[m,n] + s : s;
 template <class V, std::size_t MR, std::size_t NVp, bool Partial, bool ATrans, bool BCols, class T>
 SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
-                              std::size_t M, std::size_t K, std::size_t nc, bool acc, const T* bias, bool copy_b) {
+                              std::size_t M, std::size_t K, std::size_t nc, bool acc, const T* bias, bool copy_b,
+                              T* pack) {
   constexpr std::size_t W = V::width;
   const std::size_t nl = nc - (NVp - 1) * W;  // lanes of the last vector
-  T* const pack = BCols || copy_b ? pack_buffer<V, T>() : nullptr;
   for (std::size_t k0 = 0; k0 < K; k0 += pack_kc) {  // K blocks of pack_kc rows of B
     const std::size_t kb = min_(pack_kc, K - k0);
     const T* Bk = B + k0 * ldb;
@@ -289,42 +291,79 @@ inline constexpr bool copy_a = V::width > 1 && M >= 96 && K > pack_kc / 2 && (ld
 // Run-time M, N, K: shared by all shapes that tile alike.
 template <class V, std::size_t MR, std::size_t NV, std::size_t NVr, bool PartialR, bool ATrans, bool BCols, class T>
 SF_KERNEL_NOINLINE void gemm_tiled(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
-                                   std::size_t M, std::size_t N, std::size_t K, bool acc, const T* bias, bool copy_b) {
+                                   std::size_t M, std::size_t N, std::size_t K, bool acc, const T* bias, bool copy_b,
+                                   T* pack) {
   constexpr std::size_t NR = NV * V::width;
   std::size_t n0 = 0;
   for (; n0 + NR <= N; n0 += NR)  // C[:, n0:n0+NR]
     panel<V, MR, NV, false, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, NR, acc,
-                                           bias ? bias + n0 : nullptr, copy_b);
+                                           bias ? bias + n0 : nullptr, copy_b, pack);
   if constexpr (NVr != 0)  // C[:, n0:N]
     panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, N - n0,
-                                               acc, bias ? bias + n0 : nullptr, copy_b);
+                                               acc, bias ? bias + n0 : nullptr, copy_b, pack);
 }
 
-// The tiling of a compile-time (M,N,K) product, then gemm_tiled — directly, or (CopyA, gemm_tn)
-// per block of pack_kc rows × a_chunk columns of A copied to a_buffer:
+// The tiling of a compile-time (M,N,K) product, then gemm_tiled over the rows [m_begin, m_end)
+// of C — directly, or (CopyA, gemm_tn) per block of pack_kc rows × a_chunk columns of A copied
+// to `abuf`:
 //   C[m0:m0+mc, :] (=|+=) A[k0:k0+kb, m0:m0+mc]ᵀ · B[k0:k0+kb, :]   for every (k0, m0)
 template <class V, std::size_t M, std::size_t N, std::size_t K, bool ATrans, b_layout BL, bool CopyA, class T>
-SF_KERNEL_INLINE void gemm_blocked(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
-                                   bool acc, const T* bias) {
+SF_KERNEL_INLINE void gemm_rows(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
+                                bool acc, const T* bias, std::size_t m_begin, std::size_t m_end, T* pack, T* abuf) {
   using P = tiling<V, N>;
   constexpr std::size_t W = V::width, rem = N % P::NR;  // last panel: ⌈rem/W⌉ vectors, partial unless rem % W == 0
   constexpr auto run = gemm_tiled<V, P::MR, P::NV, (rem + W - 1) / W, rem % W != 0, ATrans, BL == b_layout::cols, T>;
   constexpr bool copy_b = BL == b_layout::rows_copied;
   if constexpr (CopyA) {
     static_assert(ATrans && BL != b_layout::cols, "sf::kernels: the A copy is for gemm_tn");
-    T* const ap = a_buffer<V, T>();
     for (std::size_t k0 = 0; k0 < K; k0 += pack_kc) {  // K blocks: C (=|+=) ... + A[k0:k0+kb, :]ᵀ · B[k0:k0+kb, :]
       const std::size_t kb = min_(pack_kc, K - k0);
-      for (std::size_t m0 = 0; m0 < M; m0 += a_chunk<V>) {  // row chunks: C[m0:m0+mc, :]
-        const std::size_t mc = min_(a_chunk<V>, M - m0);
-        pack_copy<V>(ap, a_chunk_ld<V>, A + k0 * lda + m0, lda, mc, kb);  // ap[k, i] = A[k0 + k, m0 + i]
-        run(C + m0 * ldc, ldc, ap, a_chunk_ld<V>, B + k0 * ldb, ldb, mc, N, kb, acc || k0 > 0,
-            k0 == 0 ? bias : nullptr, copy_b);
+      for (std::size_t m0 = m_begin; m0 < m_end; m0 += a_chunk<V>) {  // row chunks: C[m0:m0+mc, :]
+        const std::size_t mc = min_(a_chunk<V>, m_end - m0);
+        pack_copy<V>(abuf, a_chunk_ld<V>, A + k0 * lda + m0, lda, mc, kb);  // abuf[k, i] = A[k0 + k, m0 + i]
+        run(C + m0 * ldc, ldc, abuf, a_chunk_ld<V>, B + k0 * ldb, ldb, mc, N, kb, acc || k0 > 0,
+            k0 == 0 ? bias : nullptr, copy_b, pack);
       }
     }
   } else {
-    run(C, ldc, A, lda, B, ldb, M, N, K, acc, bias, copy_b);
+    run(C + m_begin * ldc, ldc, ATrans ? A + m_begin : A + m_begin * lda, lda, B, ldb, m_end - m_begin, N, K, acc,
+        bias, copy_b, pack);
   }
+}
+
+// Products at least this large (M·N·K multiply-adds) are split over the installed runner's tasks.
+inline constexpr std::size_t parallel_min_work = std::size_t{1} << 17;
+
+// The whole product: one task, or (with sf::parallel::current installed, a product of at least
+// parallel_min_work and enough rows) one row range of C per task, each a multiple of the tile
+// height, each task with its own buffers. An element of C is computed the same way whichever
+// task computes it (the tiles sum in k order, one FMA at a time): the same bits for any split.
+template <class V, std::size_t M, std::size_t N, std::size_t K, bool ATrans, b_layout BL, bool CopyA, class T>
+SF_KERNEL_INLINE void gemm_blocked(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
+                                   bool acc, const T* bias) {
+  constexpr std::size_t MR = tiling<V, N>::MR;
+  const parallel::runner* r = parallel::current;
+  if constexpr (M >= 2 * MR && M * N * K >= parallel_min_work) {
+    if (r != nullptr && r->tasks > 1) {
+      static_assert((pack_kc * max_tile_cols<V> + pack_kc * a_chunk_ld<V>) * sizeof(T) <= parallel::task_buffer_bytes,
+                    "sf::kernels: a task's GEMM buffers exceed sf::parallel::task_buffer_bytes");
+      const std::size_t tiles = (M + MR - 1) / MR, per = (tiles + r->tasks - 1) / r->tasks;  // row tiles per task
+      parallel::for_tasks(r, [&](std::size_t i) {
+        const std::size_t mb = min_(M, i * per * MR), me = min_(M, (i + 1) * per * MR);
+        if (mb >= me) return;
+        T* pack = pack_buffer<V, T>();
+        T* abuf = a_buffer<V, T>();
+        if (i > 0) {
+          pack = static_cast<T*>(r->buffer(*r, i));
+          abuf = pack + pack_kc * max_tile_cols<V>;
+        }
+        gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, mb, me, pack, abuf);
+      });
+      return;
+    }
+  }
+  gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, 0, M, pack_buffer<V, T>(),
+                                           a_buffer<V, T>());
 }
 }  // namespace detail
 

@@ -1,0 +1,137 @@
+// Threads (threads.hpp, parallel.hpp): the GEMM split over tasks gives the same bits as one
+// task — with a sequential stand-in runner that runs its tasks in reverse order (1 to 5 tasks,
+// so the split itself is what is tested) and with real pools of 2, 3 and 4 threads — for
+// gemm_nn (with bias, Acc), gemm_nt and gemm_tn (with its A copy) at sizes that are split and
+// at odd ones; and whole training steps of nano (forward, backward, AdamW) give bit-identical
+// parameters with 1, 2 and 3 threads.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "staticformer/kernels/gemm.hpp"
+#include "staticformer/model.hpp"
+#include "staticformer/optim.hpp"
+#include "staticformer/threads.hpp"
+
+namespace {
+
+// A runner that runs its tasks one after the other on this thread, last task first.
+struct reverse_runner {
+  sf::parallel::runner r;
+  std::vector<std::vector<unsigned char>> buffers;
+  explicit reverse_runner(std::size_t tasks) : buffers(tasks, std::vector<unsigned char>(sf::parallel::task_buffer_bytes + 64)) {
+    r.tasks = tasks;
+    r.state = this;
+    r.run = [](const sf::parallel::runner& self, void (*task)(void*, std::size_t), void* ctx) {
+      const sf::parallel::runner* outer = sf::parallel::current;
+      sf::parallel::current = nullptr;
+      for (std::size_t i = self.tasks; i-- > 0;) task(ctx, i);
+      sf::parallel::current = outer;
+    };
+    r.buffer = [](const sf::parallel::runner& self, std::size_t i) -> void* {
+      auto& b = static_cast<reverse_runner*>(self.state)->buffers[i];
+      const auto p = reinterpret_cast<std::uintptr_t>(b.data());
+      return b.data() + ((64 - p % 64) % 64);  // 64-byte aligned
+    };
+  }
+};
+
+std::vector<float> random(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
+  }
+  return v;
+}
+
+// The three products of one shape, into c (nn with bias, nt, tn accumulating), with whatever
+// runner is installed.
+template <std::size_t M, std::size_t N, std::size_t K>
+std::vector<float> products() {
+  static const auto A = random(M * K, 1), At = random(K * M, 2), B = random(K * N, 3), Bt = random(N * K, 4),
+                    bias = random(N, 5), C0 = random(M * N, 6);
+  std::vector<float> out;
+  std::vector<float> C(M * N);
+  sf::kernels::gemm_nn<M, N, K>(C.data(), A.data(), B.data(), bias.data());
+  out.insert(out.end(), C.begin(), C.end());
+  sf::kernels::gemm_nt<M, N, K>(C.data(), A.data(), Bt.data());
+  out.insert(out.end(), C.begin(), C.end());
+  C = C0;
+  sf::kernels::gemm_tn<M, N, K, M, N, N, true>(C.data(), At.data(), B.data());
+  out.insert(out.end(), C.begin(), C.end());
+  return out;
+}
+
+template <std::size_t M, std::size_t N, std::size_t K>
+void check_shape() {
+  ASSERT_EQ(sf::parallel::current, nullptr);
+  const auto serial = products<M, N, K>();
+  for (std::size_t tasks = 1; tasks <= 5; ++tasks) {
+    reverse_runner rr(tasks);
+    sf::parallel::current = &rr.r;
+    const auto split = products<M, N, K>();
+    sf::parallel::current = nullptr;
+    EXPECT_EQ(0, std::memcmp(serial.data(), split.data(), serial.size() * sizeof(float)))
+        << "M=" << M << " N=" << N << " K=" << K << " in " << tasks << " tasks";
+  }
+  for (std::size_t threads : {2u, 3u, 4u}) {
+    sf::thread_pool pool(threads);
+    sf::use_threads use(pool);
+    const auto split = products<M, N, K>();
+    EXPECT_EQ(0, std::memcmp(serial.data(), split.data(), serial.size() * sizeof(float)))
+        << "M=" << M << " N=" << N << " K=" << K << " on " << threads << " threads";
+  }
+}
+
+}  // namespace
+
+TEST(Threads, GemmSplitSameBits) {
+  check_shape<256, 64, 64>();    // nano's products (split)
+  check_shape<512, 256, 128>();  // gemm_tn copies A (M ≥ 96, K > 32, lda·4 % 256 == 0)
+  check_shape<97, 33, 71>();     // odd, split
+  check_shape<130, 257, 5>();    // odd, split
+  check_shape<30, 20, 10>();     // too small to split: the serial path under a runner
+}
+
+namespace {
+template <sf::config C>
+struct trainer {
+  sf::params<C> p, g;
+  sf::activations<C> a;
+  sf::adamw<sf::params<C>> opt;
+  sf::tokens_t<C> x;
+  sf::targets_t<C> y;
+  void run(int steps) {
+    sf::init_params(p, 7);
+    opt.reset();
+    sf::splitmix64 r{11};
+    for (int s = 0; s < steps; ++s) {
+      for (std::size_t i = 0; i < x.size; ++i) {
+        x[i] = static_cast<std::int32_t>(r.next() % C.V);
+        y[i] = static_cast<std::int32_t>(r.next() % C.V);
+      }
+      sf::forward(p, a, x, y);
+      sf::zero(g);
+      sf::backward(p, g, a, x, y);
+      opt.step(p, g, 1e-3);
+    }
+  }
+};
+}  // namespace
+
+TEST(Threads, TrainingStepsSameBits) {
+  static trainer<sf::configs::nano> t;
+  static sf::params<sf::configs::nano> one;
+  t.run(3);
+  one = t.p;
+  for (std::size_t threads : {2u, 3u}) {
+    sf::thread_pool pool(threads);
+    sf::use_threads use(pool);
+    t.run(3);
+    EXPECT_EQ(0, std::memcmp(&one, &t.p, sizeof one)) << threads << " threads";
+  }
+  EXPECT_EQ(sf::parallel::current, nullptr);  // use_threads restored it
+}
