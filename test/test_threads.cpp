@@ -2,8 +2,9 @@
 // task — with a sequential stand-in runner that runs its tasks in reverse order (1 to 5 tasks,
 // so the split itself is what is tested) and with real pools of 2, 3 and 4 threads — for
 // gemm_nn (with bias, Acc), gemm_nt and gemm_tn (with its A copy) at sizes that are split and
-// at odd ones; and whole training steps of nano (forward, backward, AdamW) give bit-identical
-// parameters with 1, 2 and 3 threads.
+// at odd ones; and whole training steps (forward, backward, AdamW; the products and attention's
+// per-head work split) of nano and ref-llama give bit-identical parameters with 1, 2 and 3
+// threads and with the stand-in runner.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -25,11 +26,11 @@ struct reverse_runner {
     r.tasks = tasks;
     r.state = this;
     r.run = [](const sf::parallel::runner& self, void (*task)(void*, std::size_t), void* ctx) {
-      const sf::parallel::runner* outer = sf::parallel::current;
-      sf::parallel::current = nullptr;
+      sf::parallel::in_task = true;
       for (std::size_t i = self.tasks; i-- > 0;) task(ctx, i);
-      sf::parallel::current = outer;
+      sf::parallel::in_task = false;
     };
+    r.own_buffer = [](const sf::parallel::runner&) -> void* { return nullptr; };  // one thread: the static ones
     r.buffer = [](const sf::parallel::runner& self, std::size_t i) -> void* {
       auto& b = static_cast<reverse_runner*>(self.state)->buffers[i];
       const auto p = reinterpret_cast<std::uintptr_t>(b.data());
@@ -122,11 +123,19 @@ struct trainer {
 };
 }  // namespace
 
-TEST(Threads, TrainingStepsSameBits) {
-  static trainer<sf::configs::nano> t;
-  static sf::params<sf::configs::nano> one;
+template <sf::config C>
+void check_training() {
+  static trainer<C> t;
+  static sf::params<C> one;
   t.run(3);
   one = t.p;
+  for (std::size_t tasks = 2; tasks <= 5; tasks += 3) {  // the split alone, tasks in reverse order
+    reverse_runner rr(tasks);
+    sf::parallel::current = &rr.r;
+    t.run(3);
+    sf::parallel::current = nullptr;
+    EXPECT_EQ(0, std::memcmp(&one, &t.p, sizeof one)) << tasks << " tasks in reverse";
+  }
   for (std::size_t threads : {2u, 3u}) {
     sf::thread_pool pool(threads);
     sf::use_threads use(pool);
@@ -134,4 +143,9 @@ TEST(Threads, TrainingStepsSameBits) {
     EXPECT_EQ(0, std::memcmp(&one, &t.p, sizeof one)) << threads << " threads";
   }
   EXPECT_EQ(sf::parallel::current, nullptr);  // use_threads restored it
+}
+
+TEST(Threads, TrainingStepsSameBits) {
+  check_training<sf::configs::nano>();      // GPT-2 style
+  check_training<sf::configs::ref_llama>();  // RoPE, RMSNorm, untied, B = 3 (odd splits of B·H)
 }

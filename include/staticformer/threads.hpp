@@ -5,8 +5,9 @@
 //   ... sf::forward, sf::backward, opt.step ...   // the same bits as with one thread
 //
 // What runs in parallel: the matrix products of at least kernels::detail::parallel_min_work
-// multiply-adds, split over disjoint row ranges of C (staticformer/parallel.hpp), so results
-// are bit-identical for any thread count. Everything else runs on the calling thread.
+// multiply-adds, split over disjoint row ranges of C, and attention's per-head work, split over
+// (batch row, head) pairs (staticformer/parallel.hpp): every output is computed whole by one
+// task, so results are bit-identical for any thread count. The rest runs on the calling thread.
 // Nothing is allocated after construction (each worker's GEMM buffers are made then). Workers
 // spin briefly waiting for work, then sleep (std::atomic::wait); a job is published with one
 // atomic increment and finished when every task has been counted (the caller spins briefly,
@@ -15,6 +16,7 @@
 // on bare metal: without a pool, sf::parallel::current is null and nothing here is compiled in.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -37,6 +39,7 @@ class thread_pool {
     runner_.tasks = n_;
     runner_.run = &thread_pool::run;
     runner_.buffer = &thread_pool::buffer;
+    runner_.own_buffer = &thread_pool::own_buffer;
     runner_.state = this;
     buffers_.reset(static_cast<unsigned char*>(
         ::operator new[](n_ * parallel::task_buffer_bytes, std::align_val_t{64})));
@@ -62,12 +65,20 @@ class thread_pool {
   static void* buffer(const parallel::runner& r, std::size_t i) {
     return static_cast<thread_pool*>(r.state)->buffers_.get() + i * parallel::task_buffer_bytes;
   }
+  // The worker index of this thread (0: not one of this pool's workers) and its buffer.
+  static std::size_t& worker_index() {
+    static thread_local std::size_t w = 0;
+    return w;
+  }
+  static void* own_buffer(const parallel::runner& r) {
+    const std::size_t w = worker_index();
+    return w == 0 ? nullptr : buffer(r, w);
+  }
 
   // Runs task(ctx, i) for every i < n_: i = 0 on the calling thread, i = w on worker w.
   static void run(const parallel::runner& r, void (*task)(void*, std::size_t), void* ctx) {
     auto* self = static_cast<thread_pool*>(r.state);
-    const parallel::runner* outer = parallel::current;
-    parallel::current = nullptr;  // no nested splits (the workers see it through the release below)
+    parallel::in_task = true;  // no nested splits (the workers see it through the release below)
     self->task_ = task;
     self->ctx_ = ctx;
     self->done_.store(0, std::memory_order_relaxed);
@@ -75,26 +86,21 @@ class thread_pool {
     if (self->sleepers_.load(std::memory_order_acquire) > 0) self->generation_.notify_all();
     task(ctx, 0);
     const std::size_t all = self->n_ - 1;
-    std::size_t d = self->done_.load(std::memory_order_acquire);
-    for (int spin = 0; d != all && spin < spin_limit; ++spin) {
-      pause();
-      d = self->done_.load(std::memory_order_acquire);
-    }
+    std::size_t d = 0;
+    spin([&] { return (d = self->done_.load(std::memory_order_acquire)) == all; });
     while (d != all) {  // a worker is late (e.g. more threads than free cores): sleep until it is done
       self->done_.wait(d, std::memory_order_acquire);
       d = self->done_.load(std::memory_order_acquire);
     }
-    parallel::current = outer;
+    parallel::in_task = false;
   }
 
   void work(std::size_t w) {
+    worker_index() = w;
     std::uint64_t seen = 0;
     for (;;) {
-      std::uint64_t g = generation_.load(std::memory_order_acquire);
-      for (int spin = 0; g == seen && spin < idle_spin_limit; ++spin) {
-        pause();
-        g = generation_.load(std::memory_order_acquire);
-      }
+      std::uint64_t g = seen;
+      spin([&] { return (g = generation_.load(std::memory_order_acquire)) != seen; });
       if (g == seen) {  // idle: sleep until the next job
         sleepers_.fetch_add(1, std::memory_order_acq_rel);
         generation_.wait(seen, std::memory_order_acquire);
@@ -116,9 +122,19 @@ class thread_pool {
 #endif
   }
 
-  // Spins (pause instructions) before sleeping: the caller waiting for the last task, and an idle
-  // worker waiting for the next job (long enough to bridge the serial work between two products).
-  static constexpr int spin_limit = 2000, idle_spin_limit = 20000;
+  // Spins (pause instructions) until ready() or spin_time has passed; returns ready(). The caller
+  // waiting for the last task and an idle worker waiting for the next job spin this long before
+  // they sleep: long enough to bridge the serial work between two products of a step.
+  static constexpr std::chrono::microseconds spin_time{2000};
+  template <class Ready>
+  static bool spin(Ready&& ready) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (unsigned i = 1;; ++i) {
+      if (ready()) return true;
+      pause();
+      if (i % 256 == 0 && std::chrono::steady_clock::now() - t0 > spin_time) return ready();
+    }
+  }
 
   std::size_t n_;
   parallel::runner runner_{};

@@ -342,11 +342,11 @@ template <class V, std::size_t M, std::size_t N, std::size_t K, bool ATrans, b_l
 SF_KERNEL_INLINE void gemm_blocked(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
                                    bool acc, const T* bias) {
   constexpr std::size_t MR = tiling<V, N>::MR;
+  static_assert((pack_kc * max_tile_cols<V> + pack_kc * a_chunk_ld<V>) * sizeof(T) <= parallel::gemm_buffer_bytes,
+                "sf::kernels: a task's GEMM buffers exceed sf::parallel::gemm_buffer_bytes");
   const parallel::runner* r = parallel::current;
   if constexpr (M >= 2 * MR && M * N * K >= parallel_min_work) {
-    if (r != nullptr && r->tasks > 1) {
-      static_assert((pack_kc * max_tile_cols<V> + pack_kc * a_chunk_ld<V>) * sizeof(T) <= parallel::task_buffer_bytes,
-                    "sf::kernels: a task's GEMM buffers exceed sf::parallel::task_buffer_bytes");
+    if (r != nullptr && r->tasks > 1 && !parallel::in_task) {
       const std::size_t tiles = (M + MR - 1) / MR, per = (tiles + r->tasks - 1) / r->tasks;  // row tiles per task
       parallel::for_tasks(r, [&](std::size_t i) {
         const std::size_t mb = min_(M, i * per * MR), me = min_(M, (i + 1) * per * MR);
@@ -362,8 +362,15 @@ SF_KERNEL_INLINE void gemm_blocked(T* C, std::size_t ldc, const T* A, std::size_
       return;
     }
   }
-  gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, 0, M, pack_buffer<V, T>(),
-                                           a_buffer<V, T>());
+  T* pack = pack_buffer<V, T>();
+  T* abuf = a_buffer<V, T>();
+  if (r != nullptr && parallel::in_task && r->own_buffer != nullptr) {  // a product inside a task
+    if (void* own = r->own_buffer(*r)) {
+      pack = static_cast<T*>(own);
+      abuf = pack + pack_kc * max_tile_cols<V>;
+    }
+  }
+  gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, 0, M, pack, abuf);
 }
 }  // namespace detail
 

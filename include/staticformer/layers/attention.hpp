@@ -20,6 +20,7 @@
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/layers/position.hpp"
 #include "staticformer/matmul.hpp"
+#include "staticformer/parallel.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/params.hpp"
 
@@ -86,22 +87,31 @@ struct attention {
       rope<C, T>::forward(k);
     }
     const T sc = scale();
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t h = 0; h < H; ++h) {
-        const pview P{probs + (b * H + h) * probs_step};        // (T, T)
-        const auto Q = head<H>(std::as_const(q), b, h);       // (T, d_k), row stride D
-        const auto K = head<H>(std::as_const(k), b, h);
-        const auto V = head<H>(std::as_const(v), b, h);
-        const auto O = head<H>(o, b, h);
-        // Causal: the rows [r0, r0+rows) of S, P only need the keys [0, r0+rows).
-        causal_blocks([&](auto r0_, auto rows_) {
-          constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
-          const auto Pb = P.template block<r0, rows, 0, keys>();
-          matmul_nt(Pb, Q.template rows_at<r0, rows>(), K.template rows_at<0, keys>());  // S = Q_h K_hᵀ
-          for (std::size_t i = r0; i < r0 + rows; ++i) softmax_row(P.row(i), sc, pad, b, i);  // zeroes j > i
-          matmul(O.template rows_at<r0, rows>(), Pb, V.template rows_at<0, keys>());     // O_h = P V_h
-        });
-      }
+    auto pair = [&](std::size_t b, std::size_t h) {
+      const pview P{probs + (b * H + h) * probs_step};        // (T, T)
+      const auto Q = head<H>(std::as_const(q), b, h);       // (T, d_k), row stride D
+      const auto K = head<H>(std::as_const(k), b, h);
+      const auto V = head<H>(std::as_const(v), b, h);
+      const auto O = head<H>(o, b, h);
+      // Causal: the rows [r0, r0+rows) of S, P only need the keys [0, r0+rows).
+      causal_blocks([&](auto r0_, auto rows_) {
+        constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
+        const auto Pb = P.template block<r0, rows, 0, keys>();
+        matmul_nt(Pb, Q.template rows_at<r0, rows>(), K.template rows_at<0, keys>());  // S = Q_h K_hᵀ
+        for (std::size_t i = r0; i < r0 + rows; ++i) softmax_row(P.row(i), sc, pad, b, i);  // zeroes j > i
+        matmul(O.template rows_at<r0, rows>(), Pb, V.template rows_at<0, keys>());     // O_h = P V_h
+      });
+    };
+    // (b, h) pairs split over threads when a pool is installed and every pair has its own P
+    // (training); each pair is computed whole by one task: the same bits (parallel.hpp).
+    if (!std::is_constant_evaluated() && probs_step != 0) {
+      parallel::for_ranges(B * H, [&](std::size_t first, std::size_t last, std::size_t) {
+        for (std::size_t bh = first; bh < last; ++bh) pair(bh / H, bh % H);
+      });
+    } else {
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h) pair(b, h);
+    }
     matmul(y, o, p.wo, p.bo);
   }
 
@@ -147,9 +157,10 @@ struct attention {
     matmul_backward_weight(grad.wo, s.o, dy);  // dWo += oᵀ dy
     matmul_backward_bias(grad.bo, dy);
     const T sc = scale();
-    const auto dP = as_view(w.dP);  // (T, T), one (b, h) at a time
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t h = 0; h < H; ++h) {
+    using pview = view<T, shape<Seq<S>>, Seq<S>, S>;
+    // One (b, h) pair: dP is a (T, T) scratch — w.dP, or a task's own when pairs are split over
+    // threads (each pair computed whole by one task: the same bits; parallel.hpp).
+    auto pair = [&](std::size_t b, std::size_t h, const pview dP) {
         const auto P = at(s.probs, b, h);  // (T, T) from forward
         const auto Q = head<H>(s.q, b, h), K = head<H>(s.k, b, h), V = head<H>(s.v, b, h);
         const auto dO = head<H>(std::as_const(w.dO), b, h);
@@ -175,7 +186,20 @@ struct attention {
           matmul_tn(dK.template rows_at<c0, cols>(), dP.as_const().template block<c0, queries, c0, cols>(),
                     Q.template rows_at<c0, queries>());   // dK_h = dSᵀ Q_h
         });
+    };
+    bool split = false;
+    if constexpr (S * S * sizeof(T) <= parallel::scratch_bytes) {
+      if (!std::is_constant_evaluated()) {
+        split = true;
+        parallel::for_ranges(B * H, [&](std::size_t first, std::size_t last, std::size_t task) {
+          const pview dP{task == 0 ? w.dP.data() : static_cast<T*>(parallel::task_scratch(*parallel::current, task))};
+          for (std::size_t bh = first; bh < last; ++bh) pair(bh / H, bh % H, dP);
+        });
       }
+    }
+    if (!split)
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h) pair(b, h, pview{w.dP.data()});
     if constexpr (use_rope) {
       rope<C, T>::backward(w.dq);
       rope<C, T>::backward(w.dkk);
