@@ -291,6 +291,24 @@ TEST(Decode, ErrorsAreValues) {
   EXPECT_EQ(dec.position(0), 2u);
 }
 
+namespace {
+// f.template operator()<V>(name) for every float backend compiled into this test.
+template <class F>
+void for_each_backend(F&& f) {
+  f.template operator()<sf::simd::scalar<float>>("scalar");
+#ifdef SF_SIMD_HAVE_AVX2
+  f.template operator()<sf::simd::avx2>("avx2");
+#endif
+#ifdef SF_SIMD_HAVE_AVX512
+  f.template operator()<sf::simd::avx512>("avx512");
+#endif
+#ifdef SF_SIMD_HAVE_NEON
+  f.template operator()<sf::simd::neon>("neon");
+#endif
+}
+
+}  // namespace
+
 // The gemv kernel (every backend compiled in) against its reference on odd sizes: the same bits.
 TEST(Decode, GemvMatchesReference) {
   sf::xoshiro256 rng(5);
@@ -311,16 +329,7 @@ TEST(Decode, GemvMatchesReference) {
           EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float)))
               << name << " N=" << N << " K=" << K << " bias=" << with_bias;
         };
-        check.template operator()<sf::simd::scalar<float>>("scalar");
-#ifdef SF_SIMD_HAVE_AVX2
-        check.template operator()<sf::simd::avx2>("avx2");
-#endif
-#ifdef SF_SIMD_HAVE_AVX512
-        check.template operator()<sf::simd::avx512>("avx512");
-#endif
-#ifdef SF_SIMD_HAVE_NEON
-        check.template operator()<sf::simd::neon>("neon");
-#endif
+        for_each_backend(check);
       }
     }
 }
@@ -351,15 +360,6 @@ TEST(Decode, GemvBatchMatchesReference) {
           EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), y0.size() * sizeof(float)))
               << name << " jobs=" << jobs_n << " N=" << N << " K=" << K;
         };
-        check.template operator()<sf::simd::scalar<float>>("scalar");
-#ifdef SF_SIMD_HAVE_AVX2
-        check.template operator()<sf::simd::avx2>("avx2");
-#endif
-#ifdef SF_SIMD_HAVE_AVX512
-        check.template operator()<sf::simd::avx512>("avx512");
-#endif
-#ifdef SF_SIMD_HAVE_NEON
-        check.template operator()<sf::simd::neon>("neon");
-#endif
+        for_each_backend(check);
       }
 }

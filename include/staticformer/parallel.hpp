@@ -66,15 +66,4 @@ void for_ranges(std::size_t n, F&& f) {
   r->run(*r, [](void* ctx, std::size_t i) { (*static_cast<decltype(task)*>(ctx))(i); }, static_cast<void*>(&task));
 }
 
-// Runs f(i) for i < n tasks with the installed runner when there is one and n > 1, else in order.
-// f is called with i < r.tasks; n must equal current->tasks when a runner is used.
-template <class F>
-void for_tasks(const runner* r, F&& f) {
-  if (r == nullptr || r->tasks <= 1) {
-    f(std::size_t{0});
-    return;
-  }
-  r->run(*r, [](void* ctx, std::size_t i) { (*static_cast<F*>(ctx))(i); }, static_cast<void*>(&f));
-}
-
 }  // namespace sf::parallel

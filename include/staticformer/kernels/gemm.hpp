@@ -345,32 +345,19 @@ SF_KERNEL_INLINE void gemm_blocked(T* C, std::size_t ldc, const T* A, std::size_
   static_assert((pack_kc * max_tile_cols<V> + pack_kc * a_chunk_ld<V>) * sizeof(T) <= parallel::gemm_buffer_bytes,
                 "sf::kernels: a task's GEMM buffers exceed sf::parallel::gemm_buffer_bytes");
   const parallel::runner* r = parallel::current;
-  if constexpr (M >= 2 * MR && M * N * K >= parallel_min_work) {
-    if (r != nullptr && r->tasks > 1 && !parallel::in_task) {
-      const std::size_t tiles = (M + MR - 1) / MR, per = (tiles + r->tasks - 1) / r->tasks;  // row tiles per task
-      parallel::for_tasks(r, [&](std::size_t i) {
-        const std::size_t mb = min_(M, i * per * MR), me = min_(M, (i + 1) * per * MR);
-        if (mb >= me) return;
-        T* pack = pack_buffer<V, T>();
-        T* abuf = a_buffer<V, T>();
-        if (i > 0) {
-          pack = static_cast<T*>(r->buffer(*r, i));
-          abuf = pack + pack_kc * max_tile_cols<V>;
-        }
-        gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, mb, me, pack, abuf);
-      });
-      return;
-    }
-  }
-  T* pack = pack_buffer<V, T>();
-  T* abuf = a_buffer<V, T>();
-  if (r != nullptr && parallel::in_task && r->own_buffer != nullptr) {  // a product inside a task
-    if (void* own = r->own_buffer(*r)) {
-      pack = static_cast<T*>(own);
-      abuf = pack + pack_kc * max_tile_cols<V>;
-    }
-  }
-  gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, 0, M, pack, abuf);
+  // Rows of C in the row tiles [t0, t1), with the buffers of task `task`: task 0 the static ones
+  // (or, for a product computed inside another split's task, that thread's own), task i its own.
+  auto rows = [&](std::size_t t0, std::size_t t1, std::size_t task) {
+    void* own = nullptr;
+    if (r != nullptr) own = task > 0 ? r->buffer(*r, task) : parallel::in_task && r->own_buffer ? r->own_buffer(*r) : nullptr;
+    T* const pack = own ? static_cast<T*>(own) : pack_buffer<V, T>();
+    T* const abuf = own ? pack + pack_kc * max_tile_cols<V> : a_buffer<V, T>();
+    gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, min_(M, t0 * MR), min_(M, t1 * MR),
+                                             pack, abuf);
+  };
+  constexpr std::size_t tiles = (M + MR - 1) / MR;
+  if constexpr (M >= 2 * MR && M * N * K >= parallel_min_work) parallel::for_ranges(tiles, rows);
+  else rows(0, tiles, 0);
 }
 }  // namespace detail
 
