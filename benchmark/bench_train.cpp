@@ -9,9 +9,10 @@
 //   nano      V65  T64  D64  H4 L2 F256 B4        micro  V256 T128 D128 H4 L4 F512 B4
 //   small     V512 T256 D192 H6 L6 F768 B2        nano_b32  nano with B32
 // Rows, each per shape:
-//   train_step/<shape>   forward + zero-grad + backward + AdamW: one optimizer step
-//   forward/<shape>      the loss's forward pass (what backward needs is kept)
-//   backward/<shape>     zero-grad + backward (the activations of one forward)
+//   train_step/<shape>   zero-grad + forward + backward + AdamW: one optimizer step, as sf::trainer
+//                        runs it (sf::forward_backward: nano_b32 in 4 chunks of 8 sequences)
+//   forward/<shape>      the loss's forward pass over the whole batch (what backward needs is kept)
+//   backward/<shape>     zero-grad + backward over the whole batch (the activations of one forward)
 //   adamw/<shape>        the optimizer step alone
 //   train_step_threads/<shape>/<n>   the step on an sf::thread_pool of n threads (1, 2), wall-clock time
 // Counters: tokens/s (B·T per iteration); GFLOPs, counting a step as B·T·(6·N + 12·L·T·D) FLOPs
@@ -39,7 +40,8 @@ constexpr sf::config nano_b32 = [] {
 template <sf::config C>
 struct state {
   sf::params<C> p, g;
-  sf::activations<C> a;
+  sf::activations<C> a;              // forward/, backward/: the whole batch's
+  sf::batch_activations<C> ba;       // train_step: one chunk's (sf::forward_backward)
   sf::adamw<sf::params<C>> opt;
   sf::tokens_t<C> x;
   sf::targets_t<C> y;
@@ -75,11 +77,16 @@ void run(benchmark::State& bs) {
   auto& st = setup<C>();
   const double t0 = sf_bench::cpu_seconds();
   for (auto _ : bs) {
-    if constexpr (What == part::step || What == part::forward) {
+    if constexpr (What == part::step) {  // what sf::trainer::step does, the batch drawn
+      sf::zero(st.g);
+      const float loss = sf::forward_backward(st.p, st.g, st.ba, st.x, st.y);
+      benchmark::DoNotOptimize(loss);
+    }
+    if constexpr (What == part::forward) {
       const float loss = sf::forward(st.p, st.a, st.x, st.y);
       benchmark::DoNotOptimize(loss);
     }
-    if constexpr (What == part::step || What == part::backward) {
+    if constexpr (What == part::backward) {
       sf::zero(st.g);
       sf::backward(st.p, st.g, st.a, st.x, st.y);
       benchmark::ClobberMemory();
@@ -113,10 +120,9 @@ void threaded(benchmark::State& bs) {
   sf::thread_pool pool(static_cast<std::size_t>(bs.range(0)));
   sf::use_threads use(pool);
   for (auto _ : bs) {
-    const float loss = sf::forward(st.p, st.a, st.x, st.y);
-    benchmark::DoNotOptimize(loss);
     sf::zero(st.g);
-    sf::backward(st.p, st.g, st.a, st.x, st.y);
+    const float loss = sf::forward_backward(st.p, st.g, st.ba, st.x, st.y);
+    benchmark::DoNotOptimize(loss);
     st.opt.step(st.p, st.g, 1e-4);
     benchmark::ClobberMemory();
   }

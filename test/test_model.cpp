@@ -1,4 +1,4 @@
-// The model: inference in a constant expression, inference == training forward,
+// The model: inference in a constant expression, inference == training forward, a batch in chunks,
 // no heap allocation in forward, backward, inference or the optimizer step, compile-time memory sizes.
 // One GoogleTest program in two translation units, to keep each quick to compile: this file and
 // test/model/no_heap.cpp (more configurations, the sizes); the check is in test/model/no_heap.hpp.

@@ -10,7 +10,8 @@
 //   }
 //   double val = tr->evaluate(data);                          // mean loss over the validation split
 //
-// A step is: draw a batch, forward, zero the gradients, backward, clip the global
+// A step is: draw a batch, zero the gradients, forward and backward (sf::forward_backward: in
+// chunks of sequences when the batch has more than 512 tokens), clip the global
 // gradient norm, one AdamW update with the learning rate of the schedule at the
 // current update count. Everything that decides the next step lives in the trainer
 // (parameters, moments, update count) and in the dataset's data_state, so saving
@@ -42,7 +43,7 @@ struct trainer {
   params_t p;                      // parameters
   params_t g;                      // gradients
   adamw_state<params_t> opt;       // moments and update count
-  activations<C, float> acts;      // saved for backward
+  batch_activations<C, float> acts;  // saved for backward: one chunk's (model.hpp, forward_backward)
   tokens_t<C> tokens;              // the current batch
   targets_t<C> targets;
 
@@ -52,9 +53,8 @@ struct trainer {
   step_result step(dataset<C>& data, const lr_schedule& schedule, double clip_norm) {
     step_result r;
     data.next_batch(tokens, targets);
-    r.loss = forward(p, acts, tokens, targets);
     zero(g);
-    backward(p, g, acts, tokens, targets);
+    r.loss = forward_backward(p, g, acts, tokens, targets);
     r.grad_norm = clip_norm > 0 ? clip_grad_norm(g, clip_norm) : static_cast<float>(global_norm(g));
     r.lr = schedule(opt.t);
     if (std::isfinite(r.grad_norm)) {

@@ -23,13 +23,17 @@ struct cross_entropy {
     return n;
   }
 
-  // p = softmax(logits) per row;  loss = (1/n) Σ_{rows with target ≥ 0} -log p[target],  n = their count
-  // (loss = 0 when every target is ignored).  logits, probs: (B,T,V)  targets: (B,T)
+  // Kahan-compensated Σ of -log p[target] over rows: a batch's sum may run over several calls
+  // (sf::forward_backward's chunks), continuing the same compensated sum row by row.
+  struct loss_sum {
+    T sum{}, comp{};
+  };
+
+  // p = softmax(logits) per row;  sum += Σ_{rows with target ≥ 0} -log p[target]
+  // logits, probs: (B,T,V)  targets: (B,T)
   // -log p[t] = log Σ_j e^{z_j - m} + m - z_t, with m and Σ from the softmax kernel.
-  static constexpr T forward(btv& probs, const btv& logits, const targets_t<C>& targets) {
-    const std::size_t n = count(targets);
+  static constexpr void forward_sum(btv& probs, const btv& logits, const targets_t<C>& targets, loss_sum& s) {
     // Σ over rows in T with Kahan compensation (float stays accurate over B·T rows, no double)
-    T loss{}, comp{};
     for (std::size_t r = 0; r < N; ++r) {
       const T* z = logits.data() + r * V;
       T* pr = probs.data() + r * V;
@@ -37,13 +41,20 @@ struct cross_entropy {
       const auto [mx, sum] = softmax(pr);
       const std::int32_t tgt = targets[r];
       if (tgt < 0) continue;
-      const T term = log(sum) + (mx - z[tgt]) - comp;  // -log p[tgt]
-      const T next = loss + term;
-      comp = (next - loss) - term;
-      loss = next;
+      const T term = log(sum) + (mx - z[tgt]) - s.comp;  // -log p[tgt]
+      const T next = s.sum + term;
+      s.comp = (next - s.sum) - term;
+      s.sum = next;
     }
-    return n ? loss / static_cast<T>(n) : T{};
   }
+  // loss = (1/n) Σ_{rows with target ≥ 0} -log p[target],  n = their count (loss = 0 when every
+  // target is ignored); p = softmax(logits) per row.  logits, probs: (B,T,V)  targets: (B,T)
+  static constexpr T forward(btv& probs, const btv& logits, const targets_t<C>& targets) {
+    loss_sum s;
+    forward_sum(probs, logits, targets, s);
+    return mean(s, count(targets));
+  }
+  static constexpr T mean(const loss_sum& s, std::size_t n) { return n ? s.sum / static_cast<T>(n) : T{}; }
   // log in T: float arithmetic only for float (cx::logf), the same bits at compile and run time
   static constexpr T log(T x) {
     if constexpr (std::is_same_v<T, float>) return cx::logf(x);
@@ -70,8 +81,12 @@ struct cross_entropy {
 
   // dlogits = (p - onehot(target)) / n for counted rows, 0 for ignored ones.
   // dlogits: (B,T,V) written (may alias probs)  probs: (B,T,V) from forward
+  // n: the count the loss is divided by (that of these targets, or of the whole batch when these
+  // rows are one chunk of it).
   static constexpr void backward(btv& dlogits, const btv& probs, const targets_t<C>& targets) {
-    const std::size_t n = count(targets);
+    backward(dlogits, probs, targets, count(targets));
+  }
+  static constexpr void backward(btv& dlogits, const btv& probs, const targets_t<C>& targets, std::size_t n) {
     const T inv_n = n ? T{1} / static_cast<T>(n) : T{};
     for (std::size_t r = 0; r < N; ++r) {
       const std::int32_t tgt = targets[r];
