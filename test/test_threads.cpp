@@ -2,9 +2,10 @@
 // task — with a sequential stand-in runner that runs its tasks in reverse order (1 to 5 tasks,
 // so the split itself is what is tested) and with real pools of 2, 3 and 4 threads — for
 // gemm_nn (with bias, Acc), gemm_nt and gemm_tn (with its A copy) at sizes that are split and
-// at odd ones; and whole training steps (forward, backward, AdamW; the products and attention's
-// per-head work split) of nano and ref-llama give bit-identical parameters with 1, 2 and 3
-// threads and with the stand-in runner.
+// at odd ones, by row ranges and by column panels; and whole training steps (forward, backward,
+// AdamW; the products, attention's per-head work and the element-wise and row-wise passes split,
+// however small) of nano and ref-llama give bit-identical parameters with 1, 2 and 3 threads and
+// with the stand-in runner.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -93,7 +94,8 @@ TEST(Threads, GemmSplitSameBits) {
   check_shape<256, 64, 64>();    // nano's products (split)
   check_shape<512, 256, 128>();  // gemm_tn copies A (M ≥ 96, K > 32, lda·4 % 256 == 0)
   check_shape<97, 33, 71>();     // odd, split
-  check_shape<130, 257, 5>();    // odd, split
+  check_shape<130, 257, 5>();    // odd, split (5 tasks: by column panels, the last one partial)
+  check_shape<64, 200, 40>();    // 2 and 4 tasks: by column panels (3 full, 1 partial)
   check_shape<30, 20, 10>();     // too small to split: the serial path under a runner
 }
 
@@ -129,6 +131,8 @@ void check_training() {
   static sf::params<C> one;
   t.run(3);
   one = t.p;
+  const std::size_t min_elements = sf::parallel::split_min_elements;
+  sf::parallel::split_min_elements = 1;  // split every element-wise and row-wise pass, however small
   for (std::size_t tasks = 2; tasks <= 5; tasks += 3) {  // the split alone, tasks in reverse order
     reverse_runner rr(tasks);
     sf::parallel::current = &rr.r;
@@ -143,6 +147,7 @@ void check_training() {
     EXPECT_EQ(0, std::memcmp(&one, &t.p, sizeof one)) << threads << " threads";
   }
   EXPECT_EQ(sf::parallel::current, nullptr);  // use_threads restored it
+  sf::parallel::split_min_elements = min_elements;
 }
 
 TEST(Threads, TrainingStepsSameBits) {

@@ -46,6 +46,7 @@
 #include "staticformer/layers/loss.hpp"
 #include "staticformer/layers/norm.hpp"
 #include "staticformer/matmul.hpp"
+#include "staticformer/parallel.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/reflect.hpp"
 
@@ -168,7 +169,9 @@ struct decoder {
     btd& out = stream<J + 1>(s, l);
     R::norm::forward(st.a, in, R::norm_of(bp), st.norm, pad);
     R::layer::forward(s.y, st.a, R::layer_of(bp), st.layer, pad);
-    for (std::size_t i = 0; i < btd::size; ++i) out[i] = in[i] + s.y[i];
+    parallel::split(C.B * C.T, C.D, [&](std::size_t r0, std::size_t r1) {  // rows of (B·T, D)
+      for (std::size_t i = r0 * C.D; i < r1 * C.D; ++i) out[i] = in[i] + s.y[i];
+    });
   }
 
   // Embedding, every block, final norm and head. S: activations (saving) or inference_state.
@@ -193,7 +196,9 @@ struct decoder {
     auto& w = boost::hana::at_c<J>(a.scratch);
     R::layer::backward(a.da, R::layer_of(gb), a.dx, st.a, R::layer_of(bp), st.layer, w.layer);  // d Layer input
     R::norm::backward(a.da, R::norm_of(gb), a.da, st.x, R::norm_of(bp), st.norm, w.norm);      // d Norm input
-    a.dx += a.da;                                                                              // + residual
+    parallel::split(C.B * C.T, C.D, [&](std::size_t r0, std::size_t r1) {                     // + residual
+      for (std::size_t i = r0 * C.D; i < r1 * C.D; ++i) a.dx[i] += a.da[i];
+    });
   }
 
   // counted: the number of targets the loss is divided by (this batch's, or that of the batch

@@ -28,6 +28,7 @@
 
 #include "staticformer/kernels/attributes.hpp"
 #include "staticformer/math.hpp"
+#include "staticformer/parallel.hpp"
 #include "staticformer/reflect.hpp"
 #include "staticformer/simd.hpp"
 
@@ -79,9 +80,11 @@ constexpr void adamw_update(E* __restrict p, const E* __restrict g, E* __restric
   if constexpr (std::is_same_v<E, float>) {
     if (!std::is_constant_evaluated()) {
       using V = simd::native<float>;
-      std::size_t i = 0;
-      for (; i + V::width <= N; i += V::width) adamw_lanes<V>(i, V::width, p, g, m, v, k, decay);
-      if (i < N) adamw_lanes<V>(i, N - i, p, g, m, v, k, decay);
+      constexpr std::size_t W = V::width, vectors = (N + W - 1) / W;
+      // element-wise: split over a thread pool's tasks by whole vectors, the same bits
+      parallel::split(vectors, W, [&](std::size_t v0, std::size_t v1) {
+        for (std::size_t i = v0 * W; i < v1 * W; i += W) adamw_lanes<V>(i, N - i < W ? N - i : W, p, g, m, v, k, decay);
+      });
       return;
     }
   }

@@ -13,10 +13,13 @@
 //   runner::buffer   scratch of task_buffer_bytes bytes for task i ≥ 1, aligned to 64 (task 0,
 //                    the caller, uses the kernels' static buffers)
 // Besides the products, attention's per-head work is split over (batch row, head) pairs
-// (for_ranges below), each pair computed whole by one task: again the same bits.
+// (for_ranges below), each pair computed whole by one task, and the element-wise and row-wise
+// passes (activations, norms, residual adds, bias and norm gradients) over rows or columns
+// (split below): again the same bits.
 // sf::parallel::current is read at run time only (never during constant evaluation).
 #pragma once
 #include <cstddef>
+#include <type_traits>
 
 namespace sf::parallel {
 
@@ -64,6 +67,21 @@ void for_ranges(std::size_t n, F&& f) {
     if (b < e) f(b, e, i);
   };
   r->run(*r, [](void* ctx, std::size_t i) { (*static_cast<decltype(task)*>(ctx))(i); }, static_cast<void*>(&task));
+}
+
+// f(begin, end) over [0, n) items of `elements` elements each: split over the installed runner's
+// tasks (for_ranges) at run time when the work is at least split_min_elements elements, else
+// f(0, n) — always during constant evaluation. For items that are independent outputs (rows of
+// an element-wise or row-wise pass, columns of a sum over rows): the same bits for any split.
+// (A variable, read at run time only: the tests lower it to split small shapes too.)
+inline std::size_t split_min_elements = std::size_t{1} << 14;
+template <class F>
+constexpr void split(std::size_t n, std::size_t elements, F&& f) {
+  if (std::is_constant_evaluated() || current == nullptr || n * elements < split_min_elements) {
+    f(std::size_t{0}, n);
+    return;
+  }
+  for_ranges(n, [&](std::size_t b, std::size_t e, std::size_t) { f(b, e); });
 }
 
 }  // namespace sf::parallel

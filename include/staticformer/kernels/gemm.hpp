@@ -298,18 +298,20 @@ SF_KERNEL_NOINLINE void gemm_tiled(T* C, std::size_t ldc, const T* A, std::size_
   for (; n0 + NR <= N; n0 += NR)  // C[:, n0:n0+NR]
     panel<V, MR, NV, false, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, NR, acc,
                                            bias ? bias + n0 : nullptr, copy_b, pack);
-  if constexpr (NVr != 0)  // C[:, n0:N]
-    panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, N - n0,
+  if constexpr (NVr != 0)  // C[:, n0:N] (none when N is a column range ending on a panel boundary)
+    if (n0 < N) panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, N - n0,
                                                acc, bias ? bias + n0 : nullptr, copy_b, pack);
 }
 
 // The tiling of a compile-time (M,N,K) product, then gemm_tiled over the rows [m_begin, m_end)
-// of C — directly, or (CopyA, gemm_tn) per block of pack_kc rows × a_chunk columns of A copied
-// to `abuf`:
+// and the columns [n_begin, n_end) of C (n_begin a multiple of the panel width, n_end one or N)
+// — directly, or (CopyA, gemm_tn, all columns) per block of pack_kc rows × a_chunk columns of A
+// copied to `abuf`:
 //   C[m0:m0+mc, :] (=|+=) A[k0:k0+kb, m0:m0+mc]ᵀ · B[k0:k0+kb, :]   for every (k0, m0)
 template <class V, std::size_t M, std::size_t N, std::size_t K, bool ATrans, b_layout BL, bool CopyA, class T>
 SF_KERNEL_INLINE void gemm_rows(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
-                                bool acc, const T* bias, std::size_t m_begin, std::size_t m_end, T* pack, T* abuf) {
+                                bool acc, const T* bias, std::size_t m_begin, std::size_t m_end, std::size_t n_begin,
+                                std::size_t n_end, T* pack, T* abuf) {
   using P = tiling<V, N>;
   constexpr std::size_t W = V::width, rem = N % P::NR;  // last panel: ⌈rem/W⌉ vectors, partial unless rem % W == 0
   constexpr auto run = gemm_tiled<V, P::MR, P::NV, (rem + W - 1) / W, rem % W != 0, ATrans, BL == b_layout::cols, T>;
@@ -326,8 +328,9 @@ SF_KERNEL_INLINE void gemm_rows(T* C, std::size_t ldc, const T* A, std::size_t l
       }
     }
   } else {
-    run(C + m_begin * ldc, ldc, ATrans ? A + m_begin : A + m_begin * lda, lda, B, ldb, m_end - m_begin, N, K, acc,
-        bias, copy_b, pack);
+    run(C + m_begin * ldc + n_begin, ldc, ATrans ? A + m_begin : A + m_begin * lda, lda,
+        BL == b_layout::cols ? B + n_begin * ldb : B + n_begin, ldb, m_end - m_begin, n_end - n_begin, K, acc,
+        bias ? bias + n_begin : nullptr, copy_b, pack);
   }
 }
 
@@ -335,29 +338,43 @@ SF_KERNEL_INLINE void gemm_rows(T* C, std::size_t ldc, const T* A, std::size_t l
 inline constexpr std::size_t parallel_min_work = std::size_t{1} << 17;
 
 // The whole product: one task, or (with sf::parallel::current installed, a product of at least
-// parallel_min_work and enough rows) one row range of C per task, each a multiple of the tile
-// height, each task with its own buffers. An element of C is computed the same way whichever
-// task computes it (the tiles sum in k order, one FMA at a time): the same bits for any split.
+// parallel_min_work) one part of C per task, each task with its own buffers: column panels when
+// their number is a multiple of the task count (each task then packs only its own panels of B;
+// not for gemm_tn's A copy, which every task would repeat), otherwise row ranges, each a multiple
+// of the tile height. An element of C is computed the same way whichever task computes it (the
+// tiles sum in k order, one FMA at a time): the same bits for any split.
 template <class V, std::size_t M, std::size_t N, std::size_t K, bool ATrans, b_layout BL, bool CopyA, class T>
 SF_KERNEL_INLINE void gemm_blocked(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
                                    bool acc, const T* bias) {
-  constexpr std::size_t MR = tiling<V, N>::MR;
+  constexpr std::size_t MR = tiling<V, N>::MR, NR = tiling<V, N>::NR;
   static_assert((pack_kc * max_tile_cols<V> + pack_kc * a_chunk_ld<V>) * sizeof(T) <= parallel::gemm_buffer_bytes,
                 "sf::kernels: a task's GEMM buffers exceed sf::parallel::gemm_buffer_bytes");
   const parallel::runner* r = parallel::current;
-  // Rows of C in the row tiles [t0, t1), with the buffers of task `task`: task 0 the static ones
-  // (or, for a product computed inside another split's task, that thread's own), task i its own.
-  auto rows = [&](std::size_t t0, std::size_t t1, std::size_t task) {
+  // Rows [m0, m1) and columns [n0, n1) of C with the buffers of task `task`: task 0 the static
+  // ones (or, for a product computed inside another split's task, that thread's own), task i its own.
+  auto part = [&](std::size_t m0, std::size_t m1, std::size_t n0, std::size_t n1, std::size_t task) {
     void* own = nullptr;
     if (r != nullptr) own = task > 0 ? r->buffer(*r, task) : parallel::in_task && r->own_buffer ? r->own_buffer(*r) : nullptr;
     T* const pack = own ? static_cast<T*>(own) : pack_buffer<V, T>();
     T* const abuf = own ? pack + pack_kc * max_tile_cols<V> : a_buffer<V, T>();
-    gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, min_(M, t0 * MR), min_(M, t1 * MR),
-                                             pack, abuf);
+    gemm_rows<V, M, N, K, ATrans, BL, CopyA>(C, ldc, A, lda, B, ldb, acc, bias, m0, m1, n0, n1, pack, abuf);
   };
-  constexpr std::size_t tiles = (M + MR - 1) / MR;
-  if constexpr (M >= 2 * MR && M * N * K >= parallel_min_work) parallel::for_ranges(tiles, rows);
-  else rows(0, tiles, 0);
+  constexpr std::size_t tiles = (M + MR - 1) / MR, panels = (N + NR - 1) / NR;
+  if constexpr (M * N * K >= parallel_min_work) {
+    if (!CopyA && r != nullptr && r->tasks > 1 && panels % r->tasks == 0) {
+      parallel::for_ranges(panels, [&](std::size_t p0, std::size_t p1, std::size_t task) {
+        part(0, M, p0 * NR, min_(N, p1 * NR), task);
+      });
+      return;
+    }
+    if constexpr (M >= 2 * MR) {
+      parallel::for_ranges(tiles, [&](std::size_t t0, std::size_t t1, std::size_t task) {
+        part(min_(M, t0 * MR), min_(M, t1 * MR), 0, N, task);
+      });
+      return;
+    }
+  }
+  part(0, M, 0, N, 0);
 }
 }  // namespace detail
 

@@ -7,6 +7,7 @@
 #include "staticformer/config.hpp"
 #include "staticformer/layers/activation.hpp"
 #include "staticformer/matmul.hpp"
+#include "staticformer/parallel.hpp"
 #include "staticformer/params.hpp"
 
 namespace sf::layers {
@@ -32,7 +33,9 @@ struct ffn {
   // y: (B,T,D)  x: (B,T,D)
   static constexpr void forward(btd& y, const btd& x, const params_t& p, saved& s, const padding_t<C>* = nullptr) {
     matmul(s.h, x, p.w1, p.b1);
-    act::template forward<N * F>(s.a.data(), s.h.data());
+    parallel::split(N, F, [&](std::size_t r0, std::size_t r1) {  // rows, element-wise: any split, the same bits
+      for (std::size_t r = r0; r < r1; ++r) act::template forward<F>(s.a.data() + r * F, s.h.data() + r * F);
+    });
     matmul(y, s.a, p.w2, p.b2);
   }
 
@@ -44,7 +47,10 @@ struct ffn {
     matmul_backward_input(w.dh, dy, p.w2);                     // da = dy W2ᵀ
     matmul_backward_weight(grad.w2, s.a, dy);                  // dW2 += aᵀ dy
     matmul_backward_bias(grad.b2, dy);                         // db2 += Σ dy
-    act::template backward<N * F>(w.dh.data(), w.dh.data(), s.h.data());  // dh = da ⊙ act'(h)
+    parallel::split(N, F, [&](std::size_t r0, std::size_t r1) {  // dh = da ⊙ act'(h)
+      for (std::size_t r = r0; r < r1; ++r)
+        act::template backward<F>(w.dh.data() + r * F, w.dh.data() + r * F, s.h.data() + r * F);
+    });
     matmul_backward_weight(grad.w1, x, w.dh);                  // dW1 += xᵀ dh
     matmul_backward_bias(grad.b1, w.dh);                       // db1 += Σ dh
     matmul_backward_input(dx, w.dh, p.w1);                     // dx = dh W1ᵀ

@@ -7,6 +7,7 @@
 #include "staticformer/config.hpp"
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/math.hpp"
+#include "staticformer/parallel.hpp"
 #include "staticformer/params.hpp"
 
 namespace sf::layers {
@@ -88,17 +89,19 @@ struct cross_entropy {
   }
   static constexpr void backward(btv& dlogits, const btv& probs, const targets_t<C>& targets, std::size_t n) {
     const T inv_n = n ? T{1} / static_cast<T>(n) : T{};
-    for (std::size_t r = 0; r < N; ++r) {
-      const std::int32_t tgt = targets[r];
-      T* d = dlogits.data() + r * V;
-      const T* pr = probs.data() + r * V;
-      if (tgt < 0) {
-        for (std::size_t j = 0; j < V; ++j) d[j] = T{};
-        continue;
+    parallel::split(N, V, [&](std::size_t r0, std::size_t r1) {  // rows: any split, the same bits
+      for (std::size_t r = r0; r < r1; ++r) {
+        const std::int32_t tgt = targets[r];
+        T* d = dlogits.data() + r * V;
+        const T* pr = probs.data() + r * V;
+        if (tgt < 0) {
+          for (std::size_t j = 0; j < V; ++j) d[j] = T{};
+          continue;
+        }
+        for (std::size_t j = 0; j < V; ++j) d[j] = pr[j] * inv_n;
+        d[tgt] -= inv_n;
       }
-      for (std::size_t j = 0; j < V; ++j) d[j] = pr[j] * inv_n;
-      d[tgt] -= inv_n;
-    }
+    });
   }
 };
 

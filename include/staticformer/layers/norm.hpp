@@ -12,6 +12,7 @@
 #include "staticformer/kernels/gemm.hpp"  // SF_KERNEL_NOINLINE
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/math.hpp"
+#include "staticformer/parallel.hpp"
 #include "staticformer/params.hpp"
 
 namespace sf::layers {
@@ -46,12 +47,14 @@ struct norm {
   // mean, rstd: (B,T) written, or null (inference)
   SF_KERNEL_NOINLINE static constexpr void forward_impl(btd& y, const btd& x, const params_t& p, bt* mean,
                                                         bt* rstd) {
-    for (std::size_t r = 0; r < N; ++r) {
-      T mu{}, rs{};
-      row(y.data() + r * D, x.data() + r * D, p, mu, rs);
-      if (mean) (*mean)[r] = mu;
-      if (rstd) (*rstd)[r] = rs;
-    }
+    parallel::split(N, D, [&](std::size_t r0, std::size_t r1) {  // rows: any split, the same bits
+      for (std::size_t r = r0; r < r1; ++r) {
+        T mu{}, rs{};
+        row(y.data() + r * D, x.data() + r * D, p, mu, rs);
+        if (mean) (*mean)[r] = mu;
+        if (rstd) (*rstd)[r] = rs;
+      }
+    });
   }
   // One row, the arithmetic of forward (the decoder normalises one position at a time with it).
   // yr: (D) written  xr: (D)  mu, rs: μ (0 for rmsnorm) and rstd written
@@ -88,29 +91,43 @@ struct norm {
   //   rmsnorm:   dx = rstd (ĝ - x̂ mean(ĝ ⊙ x̂))
   //   dg += Σ_rows dy ⊙ x̂,  db += Σ_rows dy
   // dx: (B,T,D) written (may be dy itself)   dy, x: (B,T,D)   s: from forward
+  // Two passes, so that each can be split over threads with the same bits: the parameter
+  // gradients by columns i (each sums its rows in order), then dx by rows.
   static constexpr void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p,
                                  const saved& s, scratch&) {
-    for (std::size_t r = 0; r < N; ++r) {
-      const T* xr = x.data() + r * D;
-      const T* dyr = dy.data() + r * D;
-      T* dxr = dx.data() + r * D;
-      const T mu = s.mean[r], rs = s.rstd[r];
-      T sum_g{}, sum_gx{};
-      for (std::size_t i = 0; i < D; ++i) {
-        const T xh = (xr[i] - mu) * rs;
-        const T g = dyr[i] * p.weight[i];
-        sum_g += g;
-        sum_gx += g * xh;
-        grad.weight[i] += dyr[i] * xh;
-        if constexpr (layernorm) grad.bias[i] += dyr[i];
+    parallel::split(D, N, [&](std::size_t i0, std::size_t i1) {  // dg[i] += Σ_r dy[r,i] x̂[r,i], db[i] += Σ_r dy[r,i]
+      for (std::size_t r = 0; r < N; ++r) {
+        const T* xr = x.data() + r * D;
+        const T* dyr = dy.data() + r * D;
+        const T mu = s.mean[r], rs = s.rstd[r];
+        for (std::size_t i = i0; i < i1; ++i) {
+          const T xh = (xr[i] - mu) * rs;
+          grad.weight[i] += dyr[i] * xh;
+          if constexpr (layernorm) grad.bias[i] += dyr[i];
+        }
       }
-      const T mean_g = layernorm ? sum_g / static_cast<T>(D) : T{};
-      const T mean_gx = sum_gx / static_cast<T>(D);
-      for (std::size_t i = 0; i < D; ++i) {
-        const T xh = (xr[i] - mu) * rs;
-        dxr[i] = rs * (dyr[i] * p.weight[i] - mean_g - xh * mean_gx);
+    });
+    parallel::split(N, D, [&](std::size_t r0, std::size_t r1) {  // dx, row by row (dx may be dy)
+      for (std::size_t r = r0; r < r1; ++r) {
+        const T* xr = x.data() + r * D;
+        const T* dyr = dy.data() + r * D;
+        T* dxr = dx.data() + r * D;
+        const T mu = s.mean[r], rs = s.rstd[r];
+        T sum_g{}, sum_gx{};
+        for (std::size_t i = 0; i < D; ++i) {
+          const T xh = (xr[i] - mu) * rs;
+          const T g = dyr[i] * p.weight[i];
+          sum_g += g;
+          sum_gx += g * xh;
+        }
+        const T mean_g = layernorm ? sum_g / static_cast<T>(D) : T{};
+        const T mean_gx = sum_gx / static_cast<T>(D);
+        for (std::size_t i = 0; i < D; ++i) {
+          const T xh = (xr[i] - mu) * rs;
+          dxr[i] = rs * (dyr[i] * p.weight[i] - mean_g - xh * mean_gx);
+        }
       }
-    }
+    });
   }
 };
 
