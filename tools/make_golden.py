@@ -6,10 +6,11 @@
     /usr/bin/python3 tools/make_golden.py --check          # also the self-checks (f32 vs f64, gradcheck)
     /usr/bin/python3 tools/make_golden.py --seed 123 --out D   # fresh random models (CTest: golden_fresh_pytorch)
 
-The model is written here in plain PyTorch (no nn.Transformer, no nn.LayerNorm), term by
-term from SPEC.md, so that it is an independent reference for the C++ implementation.
-Files are written in the safetensors format by hand (struct + json): the `safetensors`
-Python package is not needed.
+The model is written in plain PyTorch (no nn.Transformer, no nn.LayerNorm), term by term
+from SPEC.md, so that it is an independent reference for the C++ implementation; it lives in
+python/staticformer/model.py, shared with the PyTorch interop package (README "Coming from
+PyTorch"). Files are written in the safetensors format by hand (struct + json,
+python/staticformer/safetensors.py): the `safetensors` Python package is not needed.
 
 For each reference configuration <c> (ref-gpt2, ref-llama, ref-vaswani, nano):
   <c>.model.safetensors              random F32 parameters, SPEC names, SPEC __metadata__
@@ -32,11 +33,15 @@ import hashlib
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import staticformer.model as sfm  # noqa: E402  (the model, term by term: python/staticformer/model.py)
+from staticformer.model import activation, layer_norm, loss_fn  # noqa: E402
+from staticformer.safetensors import read_safetensors, write_safetensors  # noqa: E402
 
 # ----------------------------------------------------------------------------- configs
 CONFIGS = {
@@ -65,55 +70,12 @@ ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, steps=3)
 
 def metadata_of(cfg):
     """SPEC's __metadata__: every value a string."""
-    return {
-        "format": "staticformer",
-        "vocab": str(cfg["V"]),
-        "context": str(cfg["T"]),
-        "d_model": str(cfg["D"]),
-        "n_heads": str(cfg["H"]),
-        "n_layers": str(cfg["L"]),
-        "d_ff": str(cfg["F"]),
-        "norm": cfg["norm"],
-        "position": cfg["position"],
-        "activation": cfg["activation"],
-        "tied": "true" if cfg["tied"] else "false",
-        "bias": "true" if cfg["bias"] else "false",
-        "norm_eps": repr(NORM_EPS),  # "1e-05", the shortest round-trip form
-    }
+    return config_of(cfg).metadata()
 
 
 def param_shapes(cfg):
     """SPEC's checkpoint table, in declaration order (the order of sf::params)."""
-    V, T, D, L, F = cfg["V"], cfg["T"], cfg["D"], cfg["L"], cfg["F"]
-    ln = cfg["norm"] == "layernorm"
-    out = [("tok_emb.weight", (V, D))]
-    if cfg["position"] == "learned":
-        out.append(("pos_emb.weight", (T, D)))
-    for l in range(L):
-        p = f"blocks.{l}."
-        out.append((p + "norm1.weight", (D,)))
-        if ln:
-            out.append((p + "norm1.bias", (D,)))
-        for w in ("wq", "wk", "wv", "wo"):
-            out.append((p + "attn." + w, (D, D)))
-        if cfg["bias"]:
-            for b in ("bq", "bk", "bv", "bo"):
-                out.append((p + "attn." + b, (D,)))
-        out.append((p + "norm2.weight", (D,)))
-        if ln:
-            out.append((p + "norm2.bias", (D,)))
-        out.append((p + "ffn.w1", (D, F)))
-        if cfg["bias"]:
-            out.append((p + "ffn.b1", (F,)))
-        out.append((p + "ffn.w2", (F, D)))
-        if cfg["bias"]:
-            out.append((p + "ffn.b2", (D,)))
-    out.append(("norm_f.weight", (D,)))
-    if ln:
-        out.append(("norm_f.bias", (D,)))
-    if not cfg["tied"]:
-        out.append(("lm_head.weight", (D, V)))
-    return out
+    return sfm.param_shapes(config_of(cfg))
 
 
 def init_params(cfg, gen):
@@ -132,20 +94,12 @@ def init_params(cfg, gen):
 
 
 # ----------------------------------------------------------------------------- the model
-def layer_norm(x, g, b, eps):
-    mean = x.mean(dim=-1, keepdim=True)
-    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # biased variance
-    return (x - mean) / torch.sqrt(var + eps) * g + b
-
-
-def rms_norm(x, g, eps):
-    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * g
-
-
-def norm(cfg, P, prefix, x):
-    if cfg["norm"] == "layernorm":
-        return layer_norm(x, P[prefix + ".weight"], P[prefix + ".bias"], NORM_EPS)
-    return rms_norm(x, P[prefix + ".weight"], NORM_EPS)
+# SPEC's model, term by term in plain PyTorch, lives in the package python/staticformer (model.py):
+# the same functions serve the golden files and the PyTorch interop (README "Coming from PyTorch").
+def config_of(cfg):
+    return sfm.Config(vocab=cfg["V"], context=cfg["T"], d_model=cfg["D"], n_heads=cfg["H"], n_layers=cfg["L"],
+                      d_ff=cfg["F"], norm=cfg["norm"], position=cfg["position"], activation=cfg["activation"],
+                      tied=cfg["tied"], bias=cfg["bias"], norm_eps=NORM_EPS)
 
 
 # The smallest |x| / rms(x) of a ReLU input seen in float64 since the last reset (generate()).
@@ -159,111 +113,17 @@ RELU_MARGIN = 2e-6
 relu_margin_seen = [math.inf]
 
 
-def activation(kind, x):
-    if kind == "relu":
-        if x.dtype == torch.float64 and x.numel() > 0:
-            rms = x.pow(2).mean().sqrt().item()
-            if rms > 0:
-                relu_margin_seen[0] = min(relu_margin_seen[0], x.abs().min().item() / rms)
-        return torch.clamp(x, min=0.0)
-    if kind == "gelu":
-        return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
-    if kind == "gelu_tanh":
-        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
-    raise ValueError(kind)
-
-
-def sinusoidal(T, D, dtype):
-    t = torch.arange(T, dtype=torch.float64)[:, None]
-    i2 = torch.arange(0, D, 2, dtype=torch.float64)[None, :]  # 2i
-    angle = t / torch.pow(torch.tensor(10000.0, dtype=torch.float64), i2 / D)
-    pe = torch.zeros(T, D, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle)
-    return pe.to(dtype)
-
-
-def rope(x):
-    """x: (B, H, T, dk). Rotate pairs (2i, 2i+1) by t * w_i, w_i = 10000^(-2i/dk)."""
-    T, dk = x.shape[-2], x.shape[-1]
-    t = torch.arange(T, dtype=torch.float64)[:, None]
-    i2 = torch.arange(0, dk, 2, dtype=torch.float64)[None, :]
-    omega = torch.pow(torch.tensor(10000.0, dtype=torch.float64), -i2 / dk)
-    ang = t * omega  # (T, dk/2)
-    cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
-    x0, x1 = x[..., 0::2], x[..., 1::2]
-    r0 = x0 * cos - x1 * sin
-    r1 = x0 * sin + x1 * cos
-    return torch.stack((r0, r1), dim=-1).reshape(x.shape)
-
-
-def attention(cfg, P, prefix, a, padding):
-    B, T, D = a.shape
-    H = cfg["H"]
-    dk = D // H
-
-    def proj(w, b):
-        y = a @ P[prefix + w]
-        if cfg["bias"]:
-            y = y + P[prefix + b]
-        return y.reshape(B, T, H, dk).transpose(1, 2)  # (B, H, T, dk)
-
-    q, k, v = proj("wq", "bq"), proj("wk", "bk"), proj("wv", "bv")
-    if cfg["position"] == "rope":
-        q, k = rope(q), rope(k)
-    s = q @ k.transpose(-1, -2) / math.sqrt(dk)  # (B, H, T, T)
-    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    if padding is None:
-        allowed = causal[None, None]
-    else:
-        allowed = causal[None, None] & ~padding.bool()[:, None, None, :]  # key j not padding
-    has_key = allowed.any(dim=-1, keepdim=True)  # (B, 1, T, 1)
-    s = s.masked_fill(~allowed, float("-inf"))
-    s = s.masked_fill(~has_key, 0.0)  # rows with no allowed key: finite, then zeroed below
-    p = torch.softmax(s, dim=-1) * has_key.to(s.dtype)
-    o = (p @ v).transpose(1, 2).reshape(B, T, D)  # heads concatenated in order
-    y = o @ P[prefix + "wo"]
-    if cfg["bias"]:
-        y = y + P[prefix + "bo"]
-    return y
-
-
-def ffn(cfg, P, prefix, f):
-    h = f @ P[prefix + "w1"]
-    if cfg["bias"]:
-        h = h + P[prefix + "b1"]
-    h = activation(cfg["activation"], h)
-    y = h @ P[prefix + "w2"]
-    if cfg["bias"]:
-        y = y + P[prefix + "b2"]
-    return y
+def observe_relu_input(name, x):
+    if x.dtype == torch.float64 and x.numel() > 0:
+        rms = x.pow(2).mean().sqrt().item()
+        if rms > 0:
+            relu_margin_seen[0] = min(relu_margin_seen[0], x.abs().min().item() / rms)
 
 
 def forward(cfg, P, tokens, padding):
     """Logits (B, T, V) in the dtype of P."""
-    B, T = tokens.shape
-    x = P["tok_emb.weight"][tokens.long()]
-    dtype = x.dtype
-    if cfg["position"] == "learned":
-        x = x + P["pos_emb.weight"][:T]
-    elif cfg["position"] == "sinusoidal":
-        x = x + sinusoidal(T, cfg["D"], dtype)
-    for l in range(cfg["L"]):
-        p = f"blocks.{l}."
-        x = x + attention(cfg, P, p + "attn.", norm(cfg, P, p + "norm1", x), padding)
-        x = x + ffn(cfg, P, p + "ffn.", norm(cfg, P, p + "norm2", x))
-    h = norm(cfg, P, "norm_f", x)
-    w_head = P["tok_emb.weight"].t() if cfg["tied"] else P["lm_head.weight"]
-    return h @ w_head
-
-
-def loss_fn(logits, targets):
-    """Mean over non-ignored positions of -log softmax(logits)[target]."""
-    logp = torch.log_softmax(logits, dim=-1)
-    t = targets.long()
-    keep = t != -1
-    picked = logp.gather(-1, t.clamp(min=0)[..., None])[..., 0]
-    return -(picked * keep.to(logp.dtype)).sum() / keep.sum()
+    return sfm.forward(config_of(cfg), P, tokens, padding,
+                       observe=observe_relu_input if cfg["activation"] == "relu" else None)
 
 
 def loss_and_grads(cfg, P, batch):
@@ -327,49 +187,7 @@ def make_batch(cfg, pad, gen):
 
 
 # ----------------------------------------------------------------------------- safetensors
-ST_DTYPES = {np.dtype("<f4"): "F32", np.dtype("<f8"): "F64", np.dtype("<i4"): "I32", np.dtype("u1"): "U8"}
-
-
-def write_safetensors(path, tensors, metadata):
-    """tensors: list of (name, numpy array). Header padded with spaces to 8 bytes, like the
-    reference implementation; data in the given order, contiguous."""
-    header = {}
-    if metadata:
-        header["__metadata__"] = dict(metadata)
-    blobs, offset = [], 0
-    for name, arr in tensors:
-        arr = np.ascontiguousarray(arr)
-        dt = arr.dtype.newbyteorder("<") if arr.dtype.itemsize > 1 else arr.dtype
-        arr = arr.astype(dt, copy=False)
-        raw = arr.tobytes(order="C")
-        header[name] = {"dtype": ST_DTYPES[np.dtype(dt)], "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    hb = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hb += b" " * ((8 - len(hb) % 8) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(hb)))
-        f.write(hb)
-        for raw in blobs:
-            f.write(raw)
-    os.replace(tmp, path)
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    meta = header.pop("__metadata__", {})
-    base = 8 + n
-    np_of = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "U8": "u1"}
-    out = {}
-    for name, e in header.items():
-        b, en = e["data_offsets"]
-        out[name] = np.frombuffer(data[base + b:base + en], dtype=np_of[e["dtype"]]).reshape(e["shape"])
-    return out, meta
+# write_safetensors, read_safetensors: python/staticformer/safetensors.py (hand-written, no package needed)
 
 
 # ----------------------------------------------------------------------------- generation

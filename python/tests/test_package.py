@@ -1,0 +1,333 @@
+"""The staticformer Python package without the C++ programs: the nn.Module against the committed
+golden files, checkpoints both ways, every converter against its source module in float64, the
+RoPE permutation, the refusals and the command line.
+
+    /usr/bin/python3 python/tests/test_package.py [-v]
+"""
+import json
+import os
+import struct
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+
+from common import GOLDEN, cli, max_abs, sf
+from reference_models import HFGPT2, HFLlama, NanoGPT
+
+torch.set_num_threads(1)
+CASES = [(c, p) for c in ("ref-gpt2", "ref-llama", "ref-vaswani", "nano") for p in ("none", "left", "right")]
+
+
+def tokens_for(vocab, B, T, seed=0):
+    return torch.randint(0, vocab, (B, T), generator=torch.Generator().manual_seed(seed))
+
+
+def randomize(module, seed=0, std=0.3):
+    """Every parameter random (norm gains around 1), so that each term of the model matters."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for n, p in module.named_parameters():
+            base = 1.0 if (p.dim() == 1 and ("norm" in n or "ln_" in n or "layernorm" in n) and n.endswith("weight")) else 0.0
+            p.copy_(base + std * torch.randn(p.shape, generator=gen))
+    return module
+
+
+LLAMA = dict(vocab_size=40, hidden_size=24, intermediate_size=40, num_hidden_layers=2, num_attention_heads=3,
+             num_key_value_heads=3, max_position_embeddings=12, rms_norm_eps=1e-6, rope_theta=10000.0,
+             hidden_act="gelu_pytorch_tanh", tie_word_embeddings=False)
+
+
+class GoldenFiles(unittest.TestCase):
+    def test_module_reproduces_golden_logits(self):
+        """StaticformerLM in float64 gives make_golden's logits and loss bit for bit (the same code)."""
+        for c, p in CASES:
+            m = sf.load(os.path.join(GOLDEN, f"{c}.model.safetensors"), dtype=torch.float64)
+            b, _ = sf.read_safetensors(os.path.join(GOLDEN, f"{c}-{p}.batch.safetensors"))
+            e, _ = sf.read_safetensors(os.path.join(GOLDEN, f"{c}-{p}.expected.safetensors"))
+            pad = torch.from_numpy(b["padding"]) if "padding" in b else None
+            logits, loss = m(torch.from_numpy(b["tokens"]), torch.from_numpy(b["targets"]), pad)
+            self.assertTrue(np.array_equal(logits.detach().numpy(), e["logits"]), (c, p))
+            self.assertEqual(loss.item(), e["loss"][0], (c, p))
+
+    def test_save_rewrites_golden_model_byte_for_byte(self):
+        with tempfile.TemporaryDirectory() as d:
+            for c in ("ref-gpt2", "ref-llama", "ref-vaswani", "nano"):
+                src = os.path.join(GOLDEN, f"{c}.model.safetensors")
+                m = sf.load(src)
+                self.assertEqual(m.config, sf.REFERENCE_CONFIGS[c][0])
+                m.save(os.path.join(d, "m.safetensors"))
+                with open(src, "rb") as f1, open(os.path.join(d, "m.safetensors"), "rb") as f2:
+                    self.assertEqual(f1.read(), f2.read(), c)
+
+    def test_state_dict_names_are_spec_names(self):
+        for name, (cfg, _) in sf.REFERENCE_CONFIGS.items():
+            m = sf.StaticformerLM(cfg, seed=0)
+            self.assertEqual([(n, tuple(p.shape)) for n, p in m.state_dict().items()], sf.param_shapes(cfg), name)
+
+
+class Checkpoints(unittest.TestCase):
+    def test_config_metadata_round_trip(self):
+        cfg = sf.Config(10, 8, 12, 3, 1, 20, "rmsnorm", "rope", "relu", False, False, 1e-6)
+        meta = cfg.metadata()
+        self.assertEqual(meta["norm_eps"], "1e-06")
+        self.assertEqual(meta["tied"], "false")
+        self.assertEqual(sf.Config.from_metadata(meta), cfg)
+        with self.assertRaisesRegex(ValueError, "d_model 12 is not divisible by n_heads 5"):
+            sf.Config(10, 8, 12, 5, 1, 20)
+        with self.assertRaisesRegex(ValueError, "RoPE needs an even head size"):
+            sf.Config(10, 8, 12, 4, 1, 20, position="rope")
+        with self.assertRaisesRegex(ValueError, "activation"):
+            sf.Config(10, 8, 12, 4, 1, 20, activation="silu")
+
+    def test_load_refuses_with_the_tensor_named(self):
+        cfg = sf.REFERENCE_CONFIGS["ref-gpt2"][0]
+        tensors, meta = sf.read_safetensors(os.path.join(GOLDEN, "ref-gpt2.model.safetensors"))
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "m.safetensors")
+            t = dict(tensors)
+            t["blocks.0.attn.wq"] = t["blocks.0.attn.wq"][:, :16]
+            sf.write_safetensors(p, t, meta)
+            with self.assertRaisesRegex(ValueError, r"tensor 'blocks.0.attn.wq': expected shape \[32, 32\], found \[32, 16\]"):
+                sf.load(p)
+            t = dict(tensors)
+            del t["pos_emb.weight"]
+            sf.write_safetensors(p, t, meta)
+            with self.assertRaisesRegex(ValueError, "missing tensor 'pos_emb.weight'"):
+                sf.load(p)
+            t = dict(tensors)
+            t["norm_f.bias"] = t["norm_f.bias"].astype(np.float64)
+            sf.write_safetensors(p, t, meta)
+            with self.assertRaisesRegex(ValueError, "tensor 'norm_f.bias': expected dtype F32"):
+                sf.load(p)
+            sf.write_safetensors(p, tensors, dict(meta, n_heads="x"))
+            with self.assertRaisesRegex(ValueError, "metadata 'n_heads'"):
+                sf.load(p)
+        self.assertEqual(cfg.n_heads, 4)
+
+    def test_extra_metadata_is_kept(self):
+        m = sf.StaticformerLM(sf.REFERENCE_CONFIGS["ref-gpt2"][0], seed=3)
+        m.metadata["tokenizer.vocab"] = "[10,32]"
+        with tempfile.TemporaryDirectory() as d:
+            m.save(os.path.join(d, "m.safetensors"), {"note": "x"})
+            back = sf.load(os.path.join(d, "m.safetensors"))
+        self.assertEqual(back.metadata, {"tokenizer.vocab": "[10,32]", "note": "x"})
+        for (n, a), b in zip(m.state_dict().items(), back.state_dict().values()):
+            self.assertTrue(torch.equal(a, b), n)
+
+    def test_safetensors_dtypes(self):
+        """BF16 (as Hugging Face LLaMA files) is widened to float32; F16 stays float16; index.json shards."""
+        x = torch.randn(5, 3)
+        bf = x.to(torch.bfloat16)
+        raw = bf.view(torch.int16).numpy().view(np.uint16)
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "a.safetensors")
+            sf.write_safetensors(p, [("h", x.half().numpy()), ("u", raw)])
+            # relabel the U16 tensor as BF16 in the header (one byte longer: rewrite the length)
+            with open(p, "rb") as f:
+                data = f.read()
+            n = struct.unpack("<Q", data[:8])[0]
+            header = data[8:8 + n].replace(b'"dtype":"U16"', b'"dtype":"BF16"')
+            with open(p, "wb") as f:
+                f.write(struct.pack("<Q", len(header)) + header + data[8 + n:])
+            t, _ = sf.read_safetensors(p)
+            self.assertEqual(t["h"].dtype, np.float16)
+            self.assertTrue(np.array_equal(t["u"], bf.float().numpy()))
+            sf.write_safetensors(os.path.join(d, "b.safetensors"), [("g", x.numpy())])
+            with open(os.path.join(d, "m.safetensors.index.json"), "w") as f:
+                json.dump({"weight_map": {"h": "a.safetensors", "u": "a.safetensors", "g": "b.safetensors"}}, f)
+            sd, _ = sf.read_state_dict(os.path.join(d, "m.safetensors.index.json"))
+            self.assertEqual(sorted(sd), ["g", "h", "u"])
+
+    def test_torch_files_load_without_running_code(self):
+        class Evil:
+            def __reduce__(self):
+                return (os.system, ("echo pwned",))
+
+        with tempfile.TemporaryDirectory() as d:
+            good = os.path.join(d, "ckpt.pt")  # nanoGPT's ckpt.pt holds floats (torch 1.13's weights_only has none)
+            torch.save({"model": {"w": torch.ones(2)}, "model_args": {"n_head": 2, "dropout": 0.0},
+                        "config": {"learning_rate": 6e-4, "dataset": "x"}}, good)
+            sd, info = sf.read_state_dict(good)
+            self.assertEqual(info["model_args"]["dropout"], 0.0)
+            bad = os.path.join(d, "evil.pt")
+            torch.save({"model": {"w": torch.ones(2)}, "x": Evil()}, bad)
+            with self.assertRaisesRegex(ValueError, "--trust-pickle"):
+                sf.read_state_dict(bad)
+
+
+class Converters(unittest.TestCase):
+    """Each converter against its source module, both in float64: the same function up to rounding."""
+
+    def check(self, source, model, T, tol=1e-12):
+        source, model = source.double().eval(), model.double()
+        tok = tokens_for(model.config.vocab, 3, T)
+        with torch.no_grad():
+            d = max_abs(source(tok), model(tok))
+        self.assertLess(d, tol)
+        return d
+
+    def test_nanogpt_erf_gelu(self):
+        src = randomize(NanoGPT(block_size=10, vocab_size=30, n_layer=2, n_head=2, n_embd=16, bias=True, dropout=0.0))
+        m = sf.from_nanogpt(src.state_dict(), n_heads=2)
+        self.assertEqual(m.config.activation, "gelu")
+        self.assertTrue(m.config.tied)
+        self.check(src, m, 10)
+        sd, args = sf.to_nanogpt(m)  # and back: loads into nanoGPT's module, every tensor the same
+        back = NanoGPT(**args)
+        missing, unexpected = back.load_state_dict(sd, strict=False)
+        self.assertEqual(unexpected, [])
+        self.assertTrue(all(k.endswith(".attn.bias") for k in missing), missing)  # the mask buffers
+        for k, v in src.state_dict().items():
+            self.assertTrue(torch.equal(v.double(), back.state_dict()[k].double()), k)
+
+    def test_nanogpt_no_bias_and_torch_compile_prefix(self):
+        src = randomize(NanoGPT(block_size=8, vocab_size=20, n_layer=1, n_head=2, n_embd=8, bias=False, dropout=0.0))
+        sd = {"_orig_mod." + k: v for k, v in src.state_dict().items()}
+        m = sf.from_nanogpt(sd, model_args={"n_head": 2})
+        self.assertFalse(m.config.bias)
+        self.assertTrue(torch.equal(m.state_dict()["blocks.0.norm1.bias"], torch.zeros(8)))
+        self.check(src, m, 8)
+
+    def test_hf_gpt2_untied_and_relu(self):
+        cfg = dict(vocab_size=30, n_positions=10, n_embd=16, n_layer=2, n_head=4, n_inner=24,
+                   activation_function="relu", layer_norm_epsilon=1e-5, tie_word_embeddings=False)
+        src = randomize(HFGPT2(cfg))
+        m = sf.from_hf_gpt2(src.state_dict(), cfg)
+        self.assertEqual((m.config.tied, m.config.activation, m.config.d_ff), (False, "relu", 24))
+        self.check(src, m, 10)
+        sd, hf = sf.to_hf_gpt2(m)
+        back = HFGPT2(hf)
+        missing, unexpected = back.load_state_dict(sd, strict=False)
+        self.assertEqual(unexpected, [])
+        self.assertTrue(all(k.endswith("attn.bias") or k.endswith("masked_bias") for k in missing), missing)
+        self.check(back, m, 10)
+
+    def test_hf_llama_rope_permutation_derived(self):
+        """HF rotates halves, SPEC adjacent pairs: with the permutation the logits agree to 1e-12;
+        without it (q, k rows as stored) they do not."""
+        src = randomize(HFLlama(LLAMA, gated=False))
+        m = sf.from_hf_llama(src.state_dict(), LLAMA)
+        self.assertEqual(m.config.norm_eps, 1e-6)
+        d = self.check(src, m, 12)
+        perm = sf.rope_permutation(3, 8)
+        self.assertEqual(perm[:8].tolist(), [0, 4, 1, 5, 2, 6, 3, 7])
+        self.assertEqual(perm[8:10].tolist(), [8, 12])
+        # the same conversion with the identity instead of the permutation
+        wrong = sf.StaticformerLM(m.config)
+        sd = m.state_dict()
+        for l in range(2):
+            for w, proj in (("wq", "q_proj"), ("wk", "k_proj")):
+                sd[f"blocks.{l}.attn.{w}"] = src.state_dict()[f"model.layers.{l}.self_attn.{proj}.weight"].t()
+        wrong.load_state_dict(sd)
+        tok = tokens_for(40, 3, 12)
+        with torch.no_grad():
+            self.assertGreater(max_abs(src(tok), wrong.double()(tok)), 1e-3)
+            # position 0 has angle 0: there the permutation does not matter
+            self.assertLess(max_abs(src(tok)[:, 0], wrong(tok)[:, 0]), 1e-12)
+        self.assertLess(d, 1e-12)
+        sd2, hf = sf.to_hf_llama(m)  # and back
+        for k, v in src.state_dict().items():
+            self.assertTrue(torch.equal(v.double(), sd2[k].double()), k)
+        self.assertEqual(hf["num_key_value_heads"], 3)
+
+    def test_hf_llama_attention_bias_only_and_tied(self):
+        cfg = dict(LLAMA, attention_bias=True, mlp_bias=False, tie_word_embeddings=True, hidden_act="relu")
+        src = randomize(HFLlama(cfg, gated=False))
+        sd = {k: v for k, v in src.state_dict().items() if k != "lm_head.weight"}  # tied: saved without the head
+        m = sf.from_hf_llama(sd, cfg)
+        self.assertTrue(m.config.bias and m.config.tied)
+        self.assertTrue(torch.equal(m.state_dict()["blocks.0.ffn.b1"], torch.zeros(40)))
+        self.check(src, m, 12)
+
+    def test_refusals_name_the_feature(self):
+        def refused(feature, fn, *a, **kw):
+            with self.assertRaises(sf.UnsupportedFeature) as e:
+                fn(*a, **kw)
+            self.assertIn(feature, str(e.exception))
+            return str(e.exception)
+
+        gated = HFLlama(dict(LLAMA, hidden_act="silu"), gated=True).state_dict()
+        msg = refused("SwiGLU", sf.from_hf_llama, gated, dict(LLAMA, hidden_act="silu"))
+        self.assertIn("mlp.gate_proj", msg)
+        gqa_cfg = dict(LLAMA, num_attention_heads=6, num_key_value_heads=2)
+        gqa = HFLlama(gqa_cfg, gated=False).state_dict()
+        refused("grouped-query attention", sf.from_hf_llama, gqa, gqa_cfg)
+        refused("grouped-query attention", sf.from_hf_llama, gqa, None, n_heads=6, context=12, activation="relu")
+        # the first feature is named: a gated model with grouped-query attention is refused for SwiGLU
+        refused("SwiGLU", sf.from_hf_llama, HFLlama(dict(gqa_cfg, hidden_act="silu")).state_dict(), gqa_cfg)
+        plain = HFLlama(LLAMA, gated=False).state_dict()
+        refused("rope_theta = 500000.0", sf.from_hf_llama, plain, dict(LLAMA, rope_theta=500000.0))
+        refused("rope_scaling", sf.from_hf_llama, plain, dict(LLAMA, rope_scaling={"type": "linear", "factor": 2.0}))
+        refused("activation 'silu'", sf.from_hf_llama, plain, dict(LLAMA, hidden_act="silu"))
+        refused("head_dim = 16", sf.from_hf_llama, plain, dict(LLAMA, head_dim=16))
+        refused("sliding-window attention", sf.from_hf_llama, plain, dict(LLAMA, sliding_window=4))
+        g2 = dict(vocab_size=30, n_positions=10, n_embd=16, n_layer=1, n_head=4)
+        gpt2 = HFGPT2(g2).state_dict()
+        refused("scale_attn_by_inverse_layer_idx", sf.from_hf_gpt2, gpt2, dict(g2, scale_attn_by_inverse_layer_idx=True))
+        refused("activation 'swish'", sf.from_hf_gpt2, gpt2, dict(g2, activation_function="swish"))
+        refused("cross-attention", sf.from_hf_gpt2, dict(gpt2, **{"transformer.h.0.crossattention.c_attn.weight": torch.zeros(16, 48)}), g2)
+        # staticformer -> layouts that cannot hold the model
+        ref_gpt2 = sf.load(os.path.join(GOLDEN, "ref-gpt2.model.safetensors"))
+        refused("activation 'gelu_tanh'", sf.to_nanogpt, ref_gpt2)
+        refused("normalisation 'rmsnorm'", sf.to_hf_gpt2, sf.load(os.path.join(GOLDEN, "ref-llama.model.safetensors")))
+        refused("untied lm_head", sf.to_nanogpt, sf.StaticformerLM(sf.Config(20, 8, 16, 2, 1, 64, activation="gelu", tied=False)))
+
+    def test_layout_errors(self):
+        g2 = dict(vocab_size=30, n_positions=10, n_embd=16, n_layer=1, n_head=4)
+        gpt2 = HFGPT2(g2).state_dict()
+        with self.assertRaisesRegex(sf.ConversionError, "looks like Hugging Face's layout .--from hf-gpt2"):
+            sf.from_nanogpt(gpt2, n_heads=4)
+        nano = NanoGPT(block_size=8, vocab_size=20, n_layer=1, n_head=2, n_embd=8, bias=True, dropout=0.0).state_dict()
+        with self.assertRaisesRegex(sf.ConversionError, "looks like nanoGPT's layout .--from nanogpt"):
+            sf.from_hf_gpt2(nano, {"n_head": 2})
+        with self.assertRaisesRegex(sf.ConversionError, "number of heads"):
+            sf.from_nanogpt(nano)
+        with self.assertRaisesRegex(sf.ConversionError, "unexpected tensor 'model.layers.0.self_attn.q_norm.weight'"):
+            sd = dict(HFLlama(LLAMA, gated=False).state_dict(), **{"model.layers.0.self_attn.q_norm.weight": torch.ones(8)})
+            sf.from_hf_llama(sd, LLAMA)
+        with self.assertRaisesRegex(sf.ConversionError, "context length"):
+            sf.from_hf_llama(HFLlama(LLAMA, gated=False).state_dict(), None, n_heads=3, activation="relu")
+
+
+class CommandLine(unittest.TestCase):
+    def test_convert_refuses_swiglu(self):
+        with tempfile.TemporaryDirectory() as d:
+            cfg = dict(LLAMA, hidden_act="silu")
+            os.makedirs(os.path.join(d, "llama"))
+            torch.save(HFLlama(cfg).state_dict(), os.path.join(d, "llama", "pytorch_model.bin"))
+            with open(os.path.join(d, "llama", "config.json"), "w") as f:
+                json.dump(cfg, f)
+            rc, out, err = cli("convert", "--from", "hf-llama", os.path.join(d, "llama"), os.path.join(d, "o.safetensors"))
+            self.assertEqual(rc, 1)
+            self.assertIn("unsupported feature: SwiGLU", err)
+            self.assertFalse(os.path.exists(os.path.join(d, "o.safetensors")))
+
+    def test_to_torch_and_back(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(GOLDEN, "ref-llama.model.safetensors")
+            rc, out, err = cli("to-torch", "--to", "hf-llama", src, os.path.join(d, "hf"))
+            self.assertEqual(rc, 0, err)
+            rc, out, err = cli("convert", "--from", "hf-llama", os.path.join(d, "hf"), os.path.join(d, "back.safetensors"))
+            self.assertEqual(rc, 0, err)
+            self.assertIn("'ref-llama'", out)
+            with open(src, "rb") as f1, open(os.path.join(d, "back.safetensors"), "rb") as f2:
+                self.assertEqual(f1.read(), f2.read())
+            rc, out, err = cli("to-torch", src, os.path.join(d, "m.pt"))
+            self.assertEqual(rc, 0, err)
+            rc, out, err = cli("convert", "--from", "staticformer", os.path.join(d, "m.pt"), os.path.join(d, "b2.safetensors"))
+            self.assertEqual(rc, 0, err)
+            with open(src, "rb") as f1, open(os.path.join(d, "b2.safetensors"), "rb") as f2:
+                self.assertEqual(f1.read(), f2.read())
+            rc, out, err = cli("to-torch", "--to", "nanogpt", os.path.join(GOLDEN, "ref-gpt2.model.safetensors"),
+                               os.path.join(d, "n.pt"))
+            self.assertEqual(rc, 1)
+            self.assertIn("unsupported feature: activation 'gelu_tanh'", err)
+            rc, out, err = cli("info", src)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("V=96 T=24 D=48 H=6 L=3 F=96 rmsnorm rope relu untied no-bias", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
