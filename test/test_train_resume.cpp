@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -254,4 +255,105 @@ TEST(TrainResume, ModelFileIsASpecCheckpointThatDecodesOnItsOwn) {
   std::vector<std::int32_t> ids;
   ASSERT_TRUE(tok.encode("ROMEO:", ids));
   EXPECT_EQ(tok.decode(ids), "ROMEO:");
+}
+
+// ----------------------------------------------------------------------------- hostile input (issue #12)
+
+// A run's settings read back from its optimizer file are parsed strictly and range-checked, by
+// the rules the command line of examples/train uses (sf::io::training_settings).
+TEST(TrainResume, SettingsAreParsedStrictly) {
+  sf::io::training_settings run;
+  run.total_steps = 24;
+  run.lr = 4e-3;
+  run.eval_every = 2;
+  run.seed = 18446744073709551615u;
+  run.seconds = 12.5;
+  const sf::io::metadata_map good = run.to_metadata();
+  EXPECT_EQ(good.at("train.total_steps"), "24");
+  EXPECT_EQ(good.at("train.lr"), "0.004");
+  EXPECT_EQ(good.at("train.seed"), "18446744073709551615");
+  sf::io::training_settings back;
+  ASSERT_TRUE(back.from_metadata(good));
+  EXPECT_EQ(back.to_metadata(), good);
+  EXPECT_EQ(back.seed, run.seed);
+
+  struct bad_value {
+    const char* key;
+    const char* value;
+    const char* message;
+  };
+  static const bad_value cases[] = {
+      {"train.total_steps", "nan", "metadata 'train.total_steps': expected an integer from 1 to 1000000000000, found \"nan\""},
+      {"train.total_steps", "1e300", "metadata 'train.total_steps': expected an integer from 1 to 1000000000000, found \"1e300\""},
+      {"train.total_steps", "-5", "metadata 'train.total_steps': expected an integer from 1 to 1000000000000, found \"-5\""},
+      {"train.total_steps", "0", "metadata 'train.total_steps': expected an integer from 1 to 1000000000000, found \"0\""},
+      {"train.eval_batches", "-1", "metadata 'train.eval_batches': expected an integer from 0 to 1000000000, found \"-1\""},
+      {"train.eval_every", "2.5", "metadata 'train.eval_every': expected an integer from 0 to 1000000000000, found \"2.5\""},
+      {"train.lr", "fast", "metadata 'train.lr': expected a number > 0, found \"fast\""},
+      {"train.lr", "nan", "metadata 'train.lr': expected a number > 0, found \"nan\""},
+      {"train.lr", "0", "metadata 'train.lr': expected a number > 0, found \"0\""},
+      {"train.min_lr_ratio", "1.5", "metadata 'train.min_lr_ratio': expected a number from 0 to 1, found \"1.5\""},
+      {"train.warmup", "1", "metadata 'train.warmup': expected a number >= 0 and < 1, found \"1\""},
+      {"train.clip", "-1", "metadata 'train.clip': expected a number >= 0, found \"-1\""},
+      {"train.seed", "-1", "metadata 'train.seed': expected an integer from 0 to 18446744073709551615, found \"-1\""},
+      {"train.seconds", "inf", "metadata 'train.seconds': expected a number >= 0, found \"inf\""},
+      {"train.cpu_seconds", " 1", "metadata 'train.cpu_seconds': expected a number >= 0, found \" 1\""},
+  };
+  for (const bad_value& c : cases) {
+    sf::io::metadata_map m = good;
+    m[c.key] = c.value;
+    sf::io::training_settings t = back;
+    EXPECT_STREQ(t.from_metadata(m).message(), c.message);
+    EXPECT_EQ(t.to_metadata(), good) << "changed by a refused " << c.key;  // nothing changes on error
+  }
+  sf::io::metadata_map missing = good;
+  missing.erase("train.clip");
+  EXPECT_STREQ(back.from_metadata(missing).message(), "missing metadata 'train.clip'");
+
+  // The command line's values, by the same rules (examples/train: --steps, --lr, ...).
+  sf::io::training_settings cli;
+  EXPECT_STREQ(cli.set("total_steps", "0").message(), "expected an integer from 1 to 1000000000000, found \"0\"");
+  EXPECT_STREQ(cli.set("lr", "nan").message(), "expected a number > 0, found \"nan\"");
+  EXPECT_STREQ(cli.set("no_such", "1").message(), "no training setting 'no_such'");
+  ASSERT_TRUE(cli.set("total_steps", "300"));
+  ASSERT_TRUE(cli.set("clip", "0"));  // 0: no clipping
+  EXPECT_EQ(cli.total_steps, 300);
+  EXPECT_EQ(cli.clip, 0.0);
+}
+
+// What load_training reads is checked too: the optimizer's hyper-parameters (finite, in
+// range), its moments (finite; v not negative) and the model's weights (finite).
+TEST(TrainResume, NonFiniteStateIsRefused) {
+  const corpus& c = shakespeare();
+  sf::dataset<cfg> d(c.ids, 0.1, seed);
+  auto t = fresh();
+  t->step(d, schedule, clip);
+  auto r = std::make_unique<trainer_t>();
+  sf::char_tokenizer tok;
+  auto refusal = [&](const trainer_t& saved, const char* name) {
+    temp_dir dir(name);
+    EXPECT_TRUE(sf::io::save_training<cfg>(dir.str(), saved, d, c.tok));
+    sf::dataset<cfg> dr(c.ids, 0.1, seed);
+    const sf::status s = sf::io::load_training<cfg>(dir.str(), *r, dr, tok);
+    const std::string m = s.message();
+    const std::size_t at = m.find("': ");  // after the file name
+    return s ? std::string("(loaded)") : at == std::string::npos ? m : m.substr(at + 3);
+  };
+  auto u = std::make_unique<trainer_t>(*t);
+  u->opt.options.beta2 = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(refusal(*u, "sf-beta2"), "metadata 'beta2': expected a number >= 0 and < 1, found \"nan\"");
+  *u = *t;
+  u->opt.options.eps = 0;
+  EXPECT_EQ(refusal(*u, "sf-eps"), "metadata 'eps': expected a number > 0, found \"0\"");
+  *u = *t;
+  u->opt.m.blocks[1].ffn.w2(3, 4) = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(refusal(*u, "sf-m"),
+            "tensor 'm.blocks.1.ffn.w2': element [3, 4] is inf (optimizer moments must be finite)");
+  *u = *t;
+  u->opt.v.tok_emb.weight(2, 5) = -1.0f;
+  EXPECT_EQ(refusal(*u, "sf-v"), "tensor 'v.tok_emb.weight': element [2, 5] is -1 (v holds squares: never negative)");
+  *u = *t;
+  u->p.pos_emb.weight(7, 0) = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(refusal(*u, "sf-p"), "tensor 'pos_emb.weight': element [7, 0] is nan (weights must be finite)");
+  EXPECT_EQ(refusal(*t, "sf-ok"), "(loaded)");
 }

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "runner/model.hpp"
 #include "staticformer/io/safetensors.hpp"
@@ -27,6 +28,7 @@ struct options {
   std::string model, batch, out;
   long steps = 0;
   double lr = 1e-3;
+  sf::io::load_options load;  // --allow-non-finite
 };
 
 // The configurations this runner has compiled in: SPEC's reference configurations
@@ -45,12 +47,14 @@ constexpr compiled configurations[] = {
 void usage(std::FILE* to) {
   std::fprintf(to,
                "usage: staticformer-run --model M.safetensors --batch X.safetensors --out R.safetensors "
-               "[--steps N --lr LR]\n"
+               "[--steps N --lr LR] [--allow-non-finite]\n"
                "  --model   checkpoint (safetensors, SPEC names and metadata)\n"
                "  --batch   batch file: tokens I32 [B,T], targets I32 [B,T] (-1 = ignore), optional padding U8 [B,T]\n"
                "  --out     results: logits [B,T,V], loss [1], grad.<param> for every parameter\n"
-               "  --steps   then run N AdamW steps on the batch (writes updated params and losses [N])\n"
-               "  --lr      AdamW learning rate (default 1e-3)\n"
+               "  --steps   then run N AdamW steps on the batch (writes updated params and losses [N]);\n"
+               "            0 to 1000000, default 0: no steps\n"
+               "  --lr      AdamW learning rate, a finite number > 0 (default 1e-3)\n"
+               "  --allow-non-finite  load a checkpoint whose weights hold NaN or Inf (refused by default)\n"
                "  --list    print the compiled configurations\n");
 }
 
@@ -79,7 +83,7 @@ int run(const sf::io::file& model_file, const options& o) {
   static sf::padding_t<C> padding;
   static sf::adamw<sf::params<C>> opt;
 
-  if (sf::status s = sf::io::load_params<C>(model_file, p); !s) return fail(s, o.model.c_str());
+  if (sf::status s = sf::io::load_params<C>(model_file, p, o.load); !s) return fail(s, o.model.c_str());
   bool has_padding = false;
   if (sf::status s = sf::io::load_batch<C>(o.batch, tokens, targets, &padding, has_padding); !s)
     return fail(s, o.batch.c_str());
@@ -143,20 +147,19 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    auto number = [&](const char* flag, const char* text, auto& out) {
-      char* end = nullptr;
-      if constexpr (std::is_same_v<std::remove_reference_t<decltype(out)>, long>) out = std::strtol(text, &end, 10);
-      else out = std::strtod(text, &end);
-      if (!end || *end || end == text) {
-        std::fprintf(stderr, "staticformer-run: %s: not a number: '%s'\n", flag, text);
+    // Values are parsed strictly (the whole argument; a finite number) and range-checked.
+    auto check = [&](const char* flag, const sf::status& s) {
+      if (!s) {
+        std::fprintf(stderr, "staticformer-run: %s: %s\n", flag, s.message());
         std::exit(2);
       }
     };
     if (a == "--model") o.model = value("--model");
     else if (a == "--batch") o.batch = value("--batch");
     else if (a == "--out") o.out = value("--out");
-    else if (a == "--steps") number("--steps", value("--steps"), o.steps);
-    else if (a == "--lr") number("--lr", value("--lr"), o.lr);
+    else if (a == "--steps") check("--steps", sf::io::parse_integer(std::string_view(value("--steps")), o.steps, 0L, 1'000'000L));
+    else if (a == "--lr") check("--lr", sf::io::parse_number(value("--lr"), o.lr, {.min = 0, .min_open = true}));
+    else if (a == "--allow-non-finite") o.load.allow_non_finite = true;
     else if (a == "--list") {
       std::printf("Compiled configurations:\n");
       list_configurations(stdout);
@@ -170,7 +173,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.model.empty() || o.batch.empty() || o.out.empty() || o.steps < 0) {
+  if (o.model.empty() || o.batch.empty() || o.out.empty()) {
     usage(stderr);
     return 2;
   }

@@ -5,11 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/stat.h>  // mkfifo
 
 using namespace sf_test;
 
@@ -198,7 +204,7 @@ TEST(SafetensorsRefusals, HeaderProblems) {
   }
   // Deep nesting is an error, not a stack overflow.
   const std::string deep = "{\"a\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
-  EXPECT_EQ(parse_error(raw_file(deep, "")), "tensor 'a': its header entry is not an object");
+  EXPECT_EQ(parse_error(raw_file(deep, "")), "'x.safetensors': the header nests JSON deeper than 64 levels");
 }
 
 TEST(SafetensorsRefusals, ByteFlipsNeverCrash) {
@@ -221,6 +227,190 @@ TEST(SafetensorsRefusals, ByteFlipsNeverCrash) {
     }
   EXPECT_GT(refused, 0u);
   EXPECT_GT(accepted, 0u);
+}
+
+// ----------------------------------------------------------------------------- hostile input (issue #12)
+
+// Only the 8-byte length and the header are read before the header is checked, and then only
+// the data it declares: a 3 GB file (sparse) or /dev/zero costs a few bytes, not the file.
+TEST(SafetensorsRefusals, OpenReadsOnlyWhatTheHeaderDeclares) {
+  const std::string zeros = tmp("zeros-3G.safetensors");
+  { std::ofstream(zeros, std::ios::binary); }
+  fs::resize_file(zeros, std::uintmax_t{3} << 30);  // sparse: no disk
+  EXPECT_MESSAGE(sf::io::file::open(zeros), ("'" + zeros + "': the header is not a JSON object").c_str());
+
+  const std::string huge = tmp("huge-header-3G.safetensors");
+  write_all(huge, std::string("\0\0\0\x80\0\0\0\0", 8));  // a header length of 2^31
+  fs::resize_file(huge, std::uintmax_t{3} << 30);
+  EXPECT_MESSAGE(sf::io::file::open(huge),
+                 ("'" + huge + "': the header length 2147483648 exceeds the limit of 100000000 bytes").c_str());
+  // A small header that declares 2 GB of data in a small file: refused before any data is read.
+  const std::string big = tmp("declares-2G.safetensors");
+  write_all(big, raw_file(R"({"a":{"dtype":"U8","shape":[2147483648],"data_offsets":[0,2147483648]}})", "1234"));
+  EXPECT_MESSAGE(sf::io::file::open(big),
+                 ("truncated file: '" + big + "': tensor 'a' ends at byte 2147483648 of the data, which has 4 bytes").c_str());
+  fs::remove(zeros);
+  fs::remove(huge);
+
+  if (fs::exists("/dev/zero"))
+    EXPECT_MESSAGE(sf::io::file::open("/dev/zero"), "'/dev/zero': the header is not a JSON object");
+}
+
+// A stream (a pipe: no size known in advance) is read up to the data its header declares.
+TEST(SafetensorsRefusals, StreamsAreReadAsFarAsDeclared) {
+  sf::io::writer w;
+  const std::vector<float> v{1, 2, 3};
+  w.set_metadata("k", "v").add("a", v, {3});
+  const auto bytes = w.serialize();
+  ASSERT_TRUE(bytes);
+  const std::string whole(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  auto through_pipe = [](const std::string& contents) {
+    const std::string fifo = tmp("pipe");
+    fs::remove(fifo);
+    if (::mkfifo(fifo.c_str(), 0600) != 0) return std::string("(mkfifo failed)");
+    std::thread writer([&] {
+      std::FILE* f = std::fopen(fifo.c_str(), "wb");
+      if (!f) return;
+      std::fwrite(contents.data(), 1, contents.size(), f);
+      std::fclose(f);
+    });
+    auto r = sf::io::file::open(fifo);
+    std::string out = r ? "(parsed " + std::to_string(r->tensors().size()) + ")" : std::string(r.message());
+    if (r) {
+      auto values = sf::io::read_f64(*r, "a");
+      if (!values || *values != std::vector<double>{1, 2, 3}) out = "(wrong values)";
+    }
+    writer.join();
+    fs::remove(fifo);
+    return out;
+  };
+  const std::string fifo = tmp("pipe");
+  EXPECT_EQ(through_pipe(whole), "(parsed 1)");
+  EXPECT_EQ(through_pipe(whole + "xyz"),
+            "'" + fifo + "': more bytes after the last tensor's data (the data must end with the last tensor)");
+  EXPECT_EQ(through_pipe(whole.substr(0, whole.size() - 2)),
+            "truncated file: '" + fifo + "': tensor 'a' ends at byte 12 of the data, which has 10 bytes");
+  EXPECT_EQ(through_pipe(whole.substr(0, 20)).rfind("truncated file: '" + fifo + "': the header length is ", 0), 0u);
+}
+
+// A key twice in any object of the header is refused, as a tensor name twice always was.
+TEST(SafetensorsRefusals, DuplicateKeysInsideObjects) {
+  EXPECT_EQ(parse_error(raw_file(R"({"__metadata__":{"format":"staticformer","k":"1","k":"2"}})", "")),
+            "'x.safetensors': __metadata__ names 'k' twice");
+  EXPECT_EQ(parse_error(raw_file(R"({"a":{"dtype":"U8","dtype":"F32","shape":[4],"data_offsets":[0,4]}})", "abcd")),
+            "tensor 'a': its header entry names 'dtype' twice");
+  EXPECT_EQ(parse_error(raw_file(R"({"__metadata__":{"k":"1"},"b":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+                                 R"("__metadata__":{"k":"2"}})",
+                                 "abcd")),
+            "'x.safetensors': the header names '__metadata__' twice");
+  // The same key in different objects is fine.
+  EXPECT_EQ(parse_error(raw_file(R"({"__metadata__":{"dtype":"x"},"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})",
+                                 "abcd")),
+            "(parsed)");
+}
+
+// Nesting is refused past 64 levels wherever it is (a shape nested 100000 deep once
+// overflowed the stack when its message printed it).
+TEST(SafetensorsRefusals, DeepNestingAnywhere) {
+  auto nested = [](std::size_t n) { return std::string(n, '[') + std::string(n, ']'); };
+  EXPECT_EQ(parse_error(raw_file(R"({"a":{"dtype":"F32","shape":)" + nested(100000) + R"(,"data_offsets":[0,0]}})", "")),
+            "'x.safetensors': the header nests JSON deeper than 64 levels");
+  EXPECT_EQ(parse_error(raw_file(R"({"__metadata__":{"k":)" + nested(100000) + "}}", "")),
+            "'x.safetensors': the header nests JSON deeper than 64 levels");
+  // 63 arrays inside the header object: within the limit; 64: not.
+  EXPECT_EQ(parse_error(raw_file("{\"a\":" + nested(63) + "}", "")), "tensor 'a': its header entry is not an object");
+  EXPECT_EQ(parse_error(raw_file("{\"a\":" + nested(64) + "}", "")),
+            "'x.safetensors': the header nests JSON deeper than 64 levels");
+  // A long (not deep) value is cut in the message.
+  const std::string msg = parse_error(
+      raw_file(R"({"a":{"dtype":"F32","shape":[")" + std::string(10000, 'x') + R"("],"data_offsets":[0,0]}})", ""));
+  EXPECT_EQ(msg, "tensor 'a': shape [\"" + std::string(58, 'x') + "... is not a list of non-negative integers");
+}
+
+// A checkpoint with NaN or infinite weights is refused by default, naming the tensor and the
+// first bad element; nothing is loaded.
+TEST(SafetensorsRefusals, NonFiniteWeights) {
+  auto p = random_params<gpt2>(6);
+  auto q = std::make_unique<sf::params<gpt2>>();
+  p->blocks[0].attn.wq(3, 1) = std::numeric_limits<float>::quiet_NaN();
+  p->blocks[0].attn.wq(5, 0) = std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(sf::io::save_params<gpt2>(tmp("nan.safetensors"), *p));
+  EXPECT_MESSAGE(sf::io::load_params<gpt2>(tmp("nan.safetensors"), *q),
+                 "tensor 'blocks.0.attn.wq': element [3, 1] is nan (weights must be finite)");
+  for (double v : flatten(*q)) ASSERT_EQ(v, 0.0);
+
+  auto r = random_params<gpt2>(7);
+  r->tok_emb.weight(64, 31) = -std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(sf::io::save_params<gpt2>(tmp("inf.safetensors"), *r));
+  EXPECT_MESSAGE(sf::io::load_params<gpt2>(tmp("inf.safetensors"), *q),
+                 "tensor 'tok_emb.weight': element [64, 31] is -inf (weights must be finite)");
+  // Into double parameters too.
+  auto d = std::make_unique<sf::params<gpt2, double>>();
+  EXPECT_MESSAGE(sf::io::load_params<gpt2>(tmp("inf.safetensors"), *d),
+                 "tensor 'tok_emb.weight': element [64, 31] is -inf (weights must be finite)");
+}
+
+TEST(SafetensorsRefusals, NonFiniteWeightsOptOut) {
+  auto p = random_params<gpt2>(6);
+  p->blocks[0].attn.wq(3, 1) = std::numeric_limits<float>::quiet_NaN();
+  p->norm_f.bias(0) = std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(sf::io::save_params<gpt2>(tmp("nan-opt-out.safetensors"), *p));
+  auto q = std::make_unique<sf::params<gpt2>>();
+  const sf::status s = sf::io::load_params<gpt2>(tmp("nan-opt-out.safetensors"), *q, {.allow_non_finite = true});
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(std::isnan(q->blocks[0].attn.wq(3, 1)));
+  EXPECT_EQ(q->norm_f.bias(0), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(q->tok_emb.weight(1, 2), p->tok_emb.weight(1, 2));
+}
+
+// Numbers in metadata are finite: norm_eps "inf" is no positive number.
+TEST(SafetensorsRefusals, ReadConfigRefusesNonFiniteNumbers) {
+  for (const char* bad : {"inf", "nan", "infinity", "-inf"}) {
+    auto m = sf::io::config_metadata(gpt2);
+    m["norm_eps"] = bad;
+    sf::io::writer w;
+    w.set_metadata(m);
+    auto f = sf::io::file::parse(*w.serialize());
+    ASSERT_TRUE(f);
+    EXPECT_EQ(std::string(sf::io::read_config(*f).message()),
+              std::string("metadata 'norm_eps': expected a positive number, found \"") + bad + "\"");
+  }
+}
+
+// The strict parsers shared by metadata and command lines.
+TEST(SafetensorsRefusals, StrictNumbers) {
+  const sf::io::number_range positive{.min = 0, .min_open = true};
+  auto number = [](const char* text, const sf::io::number_range& r) {
+    double v = -7;
+    const sf::status s = sf::io::parse_number(text, v, r);
+    return s ? "ok " + sf::io::detail::format_double(v) : std::string(s.message()) + (v == -7 ? "" : " (changed)");
+  };
+  EXPECT_EQ(number("4e-3", positive), "ok 0.004");
+  EXPECT_EQ(number("1e300", positive), "ok 1e+300");
+  for (const char* bad : {"nan", "inf", "-inf", "1e999", "", " 1", "1 ", "+1", "0x10", "1,5", "fast", "0", "-1"})
+    EXPECT_EQ(number(bad, positive), std::string("expected a number > 0, found \"") + bad + "\"") << bad;
+  EXPECT_EQ(number("1", {.min = 0, .max = 1, .max_open = true}), "expected a number >= 0 and < 1, found \"1\"");
+  EXPECT_EQ(number("1", {.min = 0, .max = 1}), "ok 1");
+  EXPECT_EQ(number("2", {.min = 0, .max = 1}), "expected a number from 0 to 1, found \"2\"");
+  EXPECT_EQ(number("-0.5", {.min = 0}), "expected a number >= 0, found \"-0.5\"");
+  EXPECT_EQ(number("3e9", {.min = 0, .max = 1e9, .min_open = true}),
+            "expected a number > 0 and <= 1000000000, found \"3e9\"");
+  EXPECT_EQ(number(std::string(100, '9').c_str(), {.max = 0}),  // the value is cut at 40 characters
+            "expected a number <= 0, found \"" + std::string(40, '9') + "...\"");
+
+  auto integer = [](const char* text, std::int64_t min, std::int64_t max) {
+    std::int64_t v = -7;
+    const sf::status s = sf::io::parse_integer(std::string_view(text), v, min, max);
+    return s ? "ok " + std::to_string(v) : std::string(s.message()) + (v == -7 ? "" : " (changed)");
+  };
+  EXPECT_EQ(integer("12", 1, 100), "ok 12");
+  for (const char* bad : {"0", "-5", "101", "1e2", "12.0", "nan", "", " 12", "+12", "99999999999999999999999"})
+    EXPECT_EQ(integer(bad, 1, 100), std::string("expected an integer from 1 to 100, found \"") + bad + "\"") << bad;
+  std::uint64_t seed = 0;
+  EXPECT_TRUE(sf::io::parse_integer(std::string_view("18446744073709551615"), seed, std::uint64_t{0}, UINT64_MAX));
+  EXPECT_EQ(seed, UINT64_MAX);
+  EXPECT_STREQ(sf::io::parse_integer(std::string_view("-1"), seed, std::uint64_t{0}, UINT64_MAX).message(),
+               "expected an integer from 0 to 18446744073709551615, found \"-1\"");
 }
 
 // ----------------------------------------------------------------------------- refusals: batches

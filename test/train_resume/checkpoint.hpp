@@ -43,8 +43,10 @@ inline constexpr sf::config cfg_other{.V = 65, .T = 16, .D = 32, .H = 4, .L = 1,
                                                      sf::io::optimizer_info*);                                       \
   X sf::status sf::io::load_optimizer<sf::params<sf_test::cfg_other>>(                                               \
       const std::string&, sf::adamw<sf::params<sf_test::cfg_other>>&, sf::io::optimizer_info&);                     \
-  X sf::status sf::io::load_params<sf_test::cfg_one, float>(const std::string&, sf::params<sf_test::cfg_one, float>&); \
+  X sf::status sf::io::load_params<sf_test::cfg_one, float>(const std::string&, sf::params<sf_test::cfg_one, float>&, \
+                                                            const sf::io::load_options&);                              \
   X sf::status sf::io::load_model<sf_test::cfg_one>(const std::string&, sf::params<sf_test::cfg_one, float>&,        \
-                                                      sf::char_tokenizer*, sf::io::metadata_map*);
+                                                      sf::char_tokenizer*, sf::io::metadata_map*,                     \
+                                                      const sf::io::load_options&);
 
 #endif  // SF_TEST_TRAIN_RESUME_CHECKPOINT_HPP

@@ -18,7 +18,8 @@
 //     format = staticformer-optimizer, optimizer = adamw, step, beta1, beta2, eps,
 //     weight_decay, decay (all | matrices)       doubles in shortest round-trip form
 //     data.rng = four 64-bit words in hex, data.batches, data.train_tokens, data.val_tokens
-//   plus any caller metadata (examples/train stores its schedule and its flags there).
+//   plus any caller metadata (examples/train stores its schedule and its flags there:
+//   training_settings, below, parses them back strictly).
 //
 // Crash safety. Every file is written to `<path>.tmp` and renamed over `<path>`, so a
 // file is always either the old one or the new one. The optimizer file of a save has a
@@ -32,7 +33,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <type_traits>
 
 #include "staticformer/data.hpp"
 #include "staticformer/io/safetensors.hpp"
@@ -95,10 +98,11 @@ sf::status save_model(const std::string& path, const sf::params<C, float>& p, co
 
 // Loads parameters of configuration C (any batch size) and, when `tok` is given, the
 // tokenizer stored with them. `metadata` (optional) receives all of the file's metadata.
+// Weights that are NaN or infinite are refused unless options.allow_non_finite.
 // On error, p and tok are untouched.
 template <sf::config C>
 sf::status load_model(const std::string& path, sf::params<C, float>& p, sf::char_tokenizer* tok = nullptr,
-                      metadata_map* metadata = nullptr) {
+                      metadata_map* metadata = nullptr, const load_options& options = {}) {
   result<file> f = file::open(path);
   if (!f) return f.status();
   sf::char_tokenizer t;
@@ -111,7 +115,7 @@ sf::status load_model(const std::string& path, sf::params<C, float>& p, sf::char
       return detail::error("'" + path + "': the tokenizer has " + std::to_string(t.size()) +
                            " symbols, more than the model's vocabulary V = " + std::to_string(C.V));
   }
-  if (sf::status s = load_params<C>(*f, p); !s) return detail::error("'" + path + "': " + s.message());
+  if (sf::status s = load_params<C>(*f, p, options); !s) return detail::error("'" + path + "': " + s.message());
   if (tok) *tok = t;
   if (metadata) *metadata = f->metadata();
   return sf::status::ok();
@@ -156,8 +160,9 @@ struct optimizer_info {
 };
 
 // Reads an optimizer file into `opt` (moments, update count, options) and `info`.
-// Every tensor is checked (name, dtype, shape; none missing, none extra). On error,
-// opt is untouched.
+// Every tensor is checked (name, dtype, shape; none missing, none extra; the moments finite,
+// v not negative), and so is every number (AdamW's hyper-parameters within PyTorch's ranges).
+// On error, opt is untouched.
 template <class S>
 sf::status load_optimizer(const std::string& path, sf::adamw<S>& opt, optimizer_info& info) {
   result<file> f = file::open(path);
@@ -174,15 +179,23 @@ sf::status load_optimizer(const std::string& path, sf::adamw<S>& opt, optimizer_
   std::int64_t step = 0;
   optimizer_info in;
   if (!detail::parse_int64(*get("step"), step)) return fail("metadata 'step' is not a count");
+  // The hyper-parameters within PyTorch's ranges: betas in [0, 1), eps > 0, weight decay >= 0.
+  constexpr number_range beta{.min = 0, .max = 1, .max_open = true}, positive{.min = 0, .min_open = true},
+                         non_negative{.min = 0};
   struct {
     const char* key;
     double* field;
-  } doubles[] = {{"beta1", &o.beta1}, {"beta2", &o.beta2}, {"eps", &o.eps}, {"weight_decay", &o.weight_decay}};
+    number_range range;
+  } doubles[] = {{"beta1", &o.beta1, beta},
+                 {"beta2", &o.beta2, beta},
+                 {"eps", &o.eps, positive},
+                 {"weight_decay", &o.weight_decay, non_negative}};
   for (auto& d : doubles)
-    if (!detail::parse_double(*get(d.key), *d.field)) return fail(std::string("metadata '") + d.key + "' is not a number");
+    if (sf::status s = parse_number(*get(d.key), *d.field, d.range); !s)
+      return fail(std::string("metadata '") + d.key + "': " + s.message());
   if (*get("decay") == "all") o.decay = sf::decay_on::all;
   else if (*get("decay") == "matrices") o.decay = sf::decay_on::matrices;
-  else return fail("metadata 'decay': expected \"all\" or \"matrices\", found \"" + *get("decay") + "\"");
+  else return fail("metadata 'decay': expected \"all\" or \"matrices\", found " + detail::shown(*get("decay")));
   const std::string& rng = *get("data.rng");
   if (rng.size() != 4 * 16 + 3) return fail("metadata 'data.rng': expected four 16-digit hex words");
   for (std::size_t i = 0; i < 4; ++i)
@@ -194,6 +207,15 @@ sf::status load_optimizer(const std::string& path, sf::adamw<S>& opt, optimizer_
       !detail::parse_size(*get("data.val_tokens"), in.val_tokens))
     return fail("metadata 'data.batches', 'data.train_tokens' and 'data.val_tokens' must be counts");
 
+  // AdamW's moments are finite, and v (a mean of squares) is not negative.
+  auto moment_problem = [&](const std::string& name, const tensor_info& t, bool is_v) -> std::string {
+    if (std::string bad = detail::find_value(*f, t, detail::not_finite); !bad.empty())
+      return "tensor " + detail::quoted(name) + ": " + bad + " (optimizer moments must be finite)";
+    if (is_v)
+      if (std::string bad = detail::find_value(*f, t, [](double x) { return x < 0; }); !bad.empty())
+        return "tensor " + detail::quoted(name) + ": " + bad + " (v holds squares: never negative)";
+    return {};
+  };
   // Check every tensor before touching opt.
   std::size_t expected = 0;
   std::string problem;
@@ -212,6 +234,7 @@ sf::status load_optimizer(const std::string& path, sf::adamw<S>& opt, optimizer_
           else if (info->shape != want)
             problem = "tensor " + detail::quoted(name) + ": expected shape " + to_string(want) + ", found " +
                       to_string(info->shape);
+          else problem = moment_problem(name, *info, prefix[0] == 'v');
         }
       },
       opt.m);
@@ -231,6 +254,106 @@ sf::status load_optimizer(const std::string& path, sf::adamw<S>& opt, optimizer_
   info = std::move(in);
   return sf::status::ok();
 }
+
+// ----------------------------------------------------------------------------- a run's settings
+
+// The settings of a training run that a program stores beside the optimizer state (as the
+// metadata `train.<name>` of the optimizer file: save_optimizer's `extra`) so that a resumed
+// run continues with exactly the same schedule. Every value, from a command line (set) or
+// read back from a file (from_metadata), is parsed strictly and range-checked by the same
+// rules, and a bad one is refused with the field and the value:
+//   metadata 'train.total_steps': expected an integer from 1 to 1000000000000, found "nan"
+// The defaults are examples/train's.
+struct training_settings {
+  static constexpr std::int64_t max_steps = 1'000'000'000'000;
+
+  std::int64_t total_steps = 0;   // the schedule's length, 1 .. max_steps (0: not set yet)
+  double lr = 4e-3;               // peak learning rate, > 0
+  double min_lr_ratio = 0.0;      // the schedule's floor as a fraction of lr, 0 .. 1
+  double warmup = 0.05;           // warm-up as a fraction of the steps, [0, 1)
+  double clip = 1.0;              // global gradient-norm clipping, >= 0 (0: none)
+  std::int64_t eval_every = 0;    // steps between validations, 0 .. max_steps (0: total_steps / 10)
+  std::int64_t eval_batches = 32; // batches per validation, 0 .. 10^9 (0: the whole split)
+  std::uint64_t seed = 1;         // any 64-bit value
+  double seconds = 0.0;           // training time of the sessions so far: wall clock, >= 0
+  double cpu_seconds = 0.0;       //   and CPU, >= 0
+
+  // f(name, field, rule) for every field, in declaration order; the rule is a number_range
+  // or an integer_rule.
+  template <class T> struct integer_rule {
+    T min, max;
+  };
+  template <class Self, class F>
+  static void for_each_field(Self& s, F&& f) {
+    constexpr integer_rule<std::int64_t> steps{1, max_steps}, every{0, max_steps}, batches{0, 1'000'000'000};
+    constexpr integer_rule<std::uint64_t> any{0, UINT64_MAX};
+    constexpr number_range positive{.min = 0, .min_open = true}, non_negative{.min = 0}, ratio{.min = 0, .max = 1},
+                           fraction{.min = 0, .max = 1, .max_open = true};
+    f("total_steps", s.total_steps, steps);
+    f("lr", s.lr, positive);
+    f("min_lr_ratio", s.min_lr_ratio, ratio);
+    f("warmup", s.warmup, fraction);
+    f("clip", s.clip, non_negative);
+    f("eval_every", s.eval_every, every);
+    f("eval_batches", s.eval_batches, batches);
+    f("seed", s.seed, any);
+    f("seconds", s.seconds, non_negative);
+    f("cpu_seconds", s.cpu_seconds, non_negative);
+  }
+
+  // Sets the field `name` ("lr", "total_steps", ...) from text by its rule; on error the
+  // field keeps its value and the status says what was expected (without the name):
+  //   expected a number > 0, found "fast"
+  sf::status set(std::string_view name, std::string_view text) {
+    sf::status result = detail::fail({"no training setting '", name, "'"});
+    for_each_field(*this, [&](const char* n, auto& field, const auto& rule) {
+      if (name == n) result = parse(text, field, rule);
+    });
+    return result;
+  }
+
+  // train.<name> -> value, for every field.
+  metadata_map to_metadata() const {
+    metadata_map m;
+    for_each_field(*this, [&](const char* n, const auto& field, const auto&) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(field)>, double>)
+        m[std::string(prefix) + n] = detail::format_double(field);
+      else
+        m[std::string(prefix) + n] = std::to_string(field);
+    });
+    return m;
+  }
+
+  // Reads every field from the metadata `train.<name>` (all are required), each by its rule.
+  // On error nothing changes and the status names the key and the value.
+  sf::status from_metadata(const metadata_map& m) {
+    training_settings t = *this;
+    sf::status result = sf::status::ok();
+    for_each_field(t, [&](const char* n, auto& field, const auto& rule) {
+      if (!result) return;
+      const std::string key = std::string(prefix) + n;
+      const auto it = m.find(key);
+      if (it == m.end()) {
+        result = detail::fail({"missing metadata '", key, "'"});
+      } else if (sf::status s = parse(it->second, field, rule); !s) {
+        result = detail::fail({"metadata '", key, "': ", s.message()});
+      }
+    });
+    if (result) *this = t;
+    return result;
+  }
+
+  static constexpr const char* prefix = "train.";
+
+ private:
+  static sf::status parse(std::string_view text, double& out, const number_range& r) {
+    return parse_number(text, out, r);
+  }
+  template <class T>
+  static sf::status parse(std::string_view text, T& out, const integer_rule<T>& r) {
+    return parse_integer(text, out, r.min, r.max);
+  }
+};
 
 // ----------------------------------------------------------------------------- a training run
 

@@ -8,6 +8,8 @@
 //
 // A checkpoint holds every tensor of sf::params<C> (walked by sf::visit) as F32 under its
 // checkpoint name, and the configuration as __metadata__ (staticformer/io/config_codec.hpp).
+// A checkpoint whose weights are not all finite is refused unless the caller opts in:
+//   sf::io::load_params<C>("m.safetensors", p, {.allow_non_finite = true});
 #pragma once
 #include <set>
 #include <string>
@@ -24,8 +26,17 @@
 
 namespace sf::io {
 
+// How load_params (and load_model, staticformer/io/checkpoint.hpp) treat what they read.
+struct load_options {
+  // Accept weights that are NaN or infinite. By default such a checkpoint is refused, naming
+  // the tensor and its first such element: tensor 'blocks.0.attn.wq': element [3, 1] is nan
+  // (weights must be finite).
+  bool allow_non_finite = false;
+};
+
 namespace detail {
-inline sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots) {
+inline sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots,
+                             const load_options& options) {
   if (sf::status s = check_config(f, c); !s) return s;
   std::string first;
   std::size_t problems = 0;
@@ -49,6 +60,10 @@ inline sf::status load_slots(const file& f, const sf::config& c, const std::vect
     if (!expected.count(t.name)) problem(cat({"unexpected tensor '", t.name, "'"}));
   if (problems > 1) return fail({first, " (and ", num(problems - 1), " more)"});
   if (problems) return error(first);
+  if (!options.allow_non_finite)
+    for (const slot& sl : slots)
+      if (std::string bad = find_value(f, *f.find(sl.name), not_finite); !bad.empty())
+        return fail({"tensor '", sl.name, "': ", bad, " (weights must be finite)"});
   for (const slot& sl : slots) {
     const tensor_info& info = *f.find(sl.name);
     // The slots point into the caller's non-const parameters (see load_params).
@@ -60,20 +75,21 @@ inline sf::status load_slots(const file& f, const sf::config& c, const std::vect
 }  // namespace detail
 
 // Loads parameters of the compiled configuration C, refusing any mismatch: configuration
-// metadata (all but B), a missing or unexpected tensor, a dtype, a shape. F32 tensors load
-// into float parameters, and (widened exactly) into double ones. `p` is untouched on error.
+// metadata (all but B), a missing or unexpected tensor, a dtype, a shape, and (unless
+// options.allow_non_finite) a weight that is NaN or infinite. F32 tensors load into float
+// parameters, and (widened exactly) into double ones. `p` is untouched on error.
 template <sf::config C, class T>
-sf::status load_params(const file& f, sf::params<C, T>& p) {
+sf::status load_params(const file& f, sf::params<C, T>& p, const load_options& options = {}) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "sf::io::load_params: parameters are float (or double)");
-  return detail::load_slots(f, C, tensor_slots(std::as_const(p)));
+  return detail::load_slots(f, C, tensor_slots(std::as_const(p)), options);
 }
 
 template <sf::config C, class T>
-sf::status load_params(const std::string& path, sf::params<C, T>& p) {
+sf::status load_params(const std::string& path, sf::params<C, T>& p, const load_options& options = {}) {
   result<file> f = file::open(path);
   if (!f) return f.status();
-  return load_params<C>(*f, p);
+  return load_params<C>(*f, p, options);
 }
 
 // Saves parameters as SPEC's checkpoint: F32 tensors under their checkpoint names and the

@@ -14,20 +14,26 @@
 // length N, N bytes of JSON, then the data. The reader follows the reference
 // implementation's rules: every tensor's byte range matches dtype x shape, the ranges
 // are contiguous from byte 0 without overlap or gap and end exactly at the end of the
-// file, `__metadata__` maps strings to strings, names are unique. A hostile or damaged
-// file gives an error message, never a crash or an allocation larger than the file.
+// file, `__metadata__` maps strings to strings, names are unique. Beyond them: no key twice
+// in any object of the header (nor in `__metadata__`), JSON nested at most 64 deep. A
+// hostile or damaged file gives an error message, never a crash: file::open reads the
+// 8-byte length and the header (at most 100 MB) first, checks the data the header declares
+// against the file's size, and only then reads exactly that data (README "Hostile input").
 #pragma once
 #include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <initializer_list>
+#include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <span>
@@ -39,7 +45,8 @@
 #include <vector>
 
 #if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>  // fsync
+#include <sys/stat.h>  // fstat
+#include <unistd.h>    // fsync
 #endif
 
 #include <nlohmann/json.hpp>
@@ -149,6 +156,37 @@ inline std::string quoted(std::string_view s) {
   q.append(1, '\'').append(s).append(1, '\'');
   return q;
 }
+
+// Every __metadata__ value is a string: numbers are written and read back with these.
+inline std::string format_double(double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form: 1e-05
+  return std::string(buf, r.ptr);
+}
+inline bool parse_size(const std::string& s, std::size_t& out) {
+  if (s.empty() || s.size() > 19) return false;
+  std::size_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::size_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+inline bool parse_double(const std::string& s, double& out) {  // finite numbers only
+  if (s.empty()) return false;
+  double v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc{} || r.ptr != s.data() + s.size() || !std::isfinite(v)) return false;
+  out = v;
+  return true;
+}
+// "\"text\"", cut when long (hostile values are quoted in messages).
+inline std::string shown(std::string_view s) {
+  std::string q = "\"";
+  q.append(s.substr(0, 40)).append(s.size() > 40 ? "...\"" : "\"");
+  return q;
+}
 }  // namespace detail
 
 // ----------------------------------------------------------------------------- result<T>
@@ -203,25 +241,30 @@ class file {
  public:
   // Header limit of the reference implementation.
   static constexpr std::uint64_t max_header_bytes = 100'000'000;
+  // JSON nesting limit of the header (a valid header nests 3 deep: header, tensor, shape).
+  static constexpr int max_json_depth = 64;
 
-  // Reads and validates a file.
+  // Reads and validates a file. The 8-byte length and the header are read and checked
+  // first (the header at most max_header_bytes, the data it declares no more than the file
+  // holds); then exactly the declared data is read. So a file of any size, or a stream
+  // without end such as /dev/zero, costs at most the header limit plus the declared data,
+  // and running out of memory is an error message too.
   static result<file> open(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return detail::fail({"cannot open '", path, "': ", std::strerror(errno)});
-    std::vector<std::byte> bytes;
-    std::byte buf[1 << 16];
-    bool failed = false;
-    for (;;) {
-      std::size_t n = std::fread(buf, 1, sizeof buf, f);
-      bytes.insert(bytes.end(), buf, buf + n);
-      if (n < sizeof buf) {
-        failed = std::ferror(f) != 0;
-        break;
-      }
+    file out;
+    out.origin_ = path;
+    std::string err;
+    try {
+      err = out.read(f);
+    } catch (const std::bad_alloc&) {
+      err = detail::cat({"'", path, "': not enough memory to read its ", detail::num(out.wanted_), " bytes"});
+    } catch (const std::exception& e) {
+      err = detail::cat({"'", path, "': cannot read the header: ", e.what()});
     }
     std::fclose(f);
-    if (failed) return detail::fail({"cannot read '", path, "'"});
-    return parse(std::move(bytes), path);
+    if (!err.empty()) return detail::error(err);
+    return out;
   }
 
   // Validates a file's bytes; `origin` names it in messages.
@@ -264,6 +307,7 @@ class file {
   std::string origin_;
   std::vector<std::byte> bytes_;
   std::size_t data_start_ = 0;
+  std::size_t wanted_ = 0;  // bytes being read (for the out-of-memory message)
   bool has_metadata_ = false;
   metadata_map metadata_;
   std::vector<tensor_info> tensors_;
@@ -276,37 +320,173 @@ class file {
     return true;
   }
 
-  // Empty when the file is valid, else the message.
+  // Up to n bytes from f appended to bytes_ (in pieces: a short stream never costs n);
+  // returns how many were read.
+  std::size_t append(std::FILE* f, std::size_t n) {
+    const std::size_t at = bytes_.size();
+    wanted_ = at + n;
+    std::size_t got = 0;
+    while (got < n) {
+      const std::size_t piece = std::min<std::size_t>(n - got, std::size_t{1} << 24);
+      bytes_.resize(at + got + piece);
+      const std::size_t r = std::fread(bytes_.data() + at + got, 1, piece, f);
+      got += r;
+      if (r < piece) break;
+    }
+    bytes_.resize(at + got);
+    return got;
+  }
+
+  // The size of f when it is a regular file (else a stream: a pipe, a device).
+  static std::optional<std::uint64_t> regular_size([[maybe_unused]] std::FILE* f) {
+#if defined(__unix__) || defined(__APPLE__)
+    struct stat st;
+    if (::fstat(::fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0)
+      return static_cast<std::uint64_t>(st.st_size);
+#endif
+    return std::nullopt;
+  }
+
+  std::uint64_t header_length() const {
+    std::uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(bytes_[static_cast<std::size_t>(i)]);
+    return n;
+  }
+
+  // Empty when the file is valid, else the message. Reads only what the header declares.
+  std::string read(std::FILE* f) {
+    using detail::cat, detail::num;
+    const std::string_view o = origin_;
+    const std::optional<std::uint64_t> size = regular_size(f);
+    auto after = [&](std::uint64_t skip) {  // bytes of the file after the first `skip`, if known
+      return size ? std::optional<std::uint64_t>(*size > skip ? *size - skip : 0) : std::nullopt;
+    };
+    auto read_error = [&] { return cat({"cannot read '", o, "': ", std::strerror(errno)}); };
+    if (append(f, 8) < 8) {
+      if (std::ferror(f)) return read_error();
+      return cat({"truncated file: '", o, "' has ", num(bytes_.size()), " bytes, fewer than the 8 bytes of the header length"});
+    }
+    const std::uint64_t n = header_length();
+    if (std::string e = check_header_length(n, after(8)); !e.empty()) return e;
+    const std::size_t hn = static_cast<std::size_t>(n);
+    if (const std::size_t got = append(f, hn); got < hn) {
+      if (std::ferror(f)) return read_error();
+      return cat({"truncated file: '", o, "': the header length is ", num(n), " bytes, but only ", num(got),
+                  " bytes follow it"});
+    }
+    data_start_ = 8 + hn;
+    if (std::string e = parse_header(); !e.empty()) return e;
+    std::size_t declared = 0;
+    if (std::string e = check_layout(after(data_start_), declared); !e.empty()) return e;
+    wanted_ = data_start_ + declared;
+    if (size) bytes_.reserve(wanted_);  // at once (the size is checked against the file's): no regrowth
+    if (const std::size_t got = append(f, declared); got < declared) {
+      if (std::ferror(f)) return read_error();
+      return truncated_at(got);  // the file is shorter than it was (or a stream ended early)
+    }
+    std::byte extra[1];
+    if (std::fread(extra, 1, 1, f) == 1)
+      return cat({"'", o, "': more bytes after the last tensor's data (the data must end with the last tensor)"});
+    if (std::ferror(f)) return read_error();
+    return {};
+  }
+
+  // Empty when the file held in bytes_ is valid, else the message.
   std::string validate() {
-    using json = nlohmann::json;
     using detail::cat, detail::num;
     const std::string_view o = origin_;
     const std::size_t size = bytes_.size();
     if (size < 8)
       return cat({"truncated file: '", o, "' has ", num(size), " bytes, fewer than the 8 bytes of the header length"});
-    std::uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(bytes_[static_cast<std::size_t>(i)]);
-    if (n > size - 8)
-      return cat({"truncated file: '", o, "': the header length is ", num(n), " bytes, but only ", num(size - 8),
-                  " bytes follow it"});
+    const std::uint64_t n = header_length();
+    if (std::string e = check_header_length(n, size - 8); !e.empty()) return e;
+    data_start_ = 8 + static_cast<std::size_t>(n);
+    if (std::string e = parse_header(); !e.empty()) return e;
+    std::size_t declared = 0;
+    return check_layout(size - data_start_, declared);
+  }
+
+  // The header length against what follows it (when known) and the limit.
+  std::string check_header_length(std::uint64_t n, std::optional<std::uint64_t> available) const {
+    using detail::cat, detail::num;
+    if (available && n > *available)
+      return cat({"truncated file: '", origin_, "': the header length is ", num(n), " bytes, but only ",
+                  num(*available), " bytes follow it"});
     if (n > max_header_bytes)
-      return cat({"'", o, "': the header length ", num(n), " exceeds the limit of ", num(max_header_bytes), " bytes"});
+      return cat({"'", origin_, "': the header length ", num(n), " exceeds the limit of ", num(max_header_bytes),
+                  " bytes"});
+    return {};
+  }
+
+  // "truncated file: ...": the first tensor (in data order) that ends beyond `have` bytes of data.
+  std::string truncated_at(std::size_t have) const {
+    for (const tensor_info& t : tensors_)
+      if (t.end > have)
+        return detail::cat({"truncated file: '", origin_, "': tensor '", t.name, "' ends at byte ", detail::num(t.end),
+                            " of the data, which has ", detail::num(have), " bytes"});
+    return detail::cat({"truncated file: '", origin_, "'"});
+  }
+
+  // A JSON value in a message: its text, cut when long.
+  static std::string shown(const nlohmann::json& j) {
+    std::string s = j.dump();  // (bounded recursion: the header nests at most max_json_depth deep)
+    if (s.size() > 64) {
+      s.resize(60);
+      s += "...";
+    }
+    return s;
+  }
+
+  // Parses and checks the header, bytes_[8, data_start_): fills metadata_ and tensors_ (in
+  // the header's order), checking each tensor's dtype, shape and data_offsets on their own.
+  std::string parse_header() {
+    using json = nlohmann::json;
+    using detail::cat, detail::num;
+    const std::string_view o = origin_;
     const char* h = reinterpret_cast<const char*>(bytes_.data()) + 8;
-    const std::size_t hn = static_cast<std::size_t>(n);
-    data_start_ = 8 + hn;
-    const std::size_t data_size = size - data_start_;
+    const std::size_t hn = data_start_ - 8;
 
     std::size_t first = 0;
     while (first < hn && (h[first] == ' ' || h[first] == '\t' || h[first] == '\n' || h[first] == '\r')) ++first;
     if (first == hn || h[first] != '{') return cat({"'", o, "': the header is not a JSON object"});
 
-    // Duplicate top-level keys are an error (a JSON object would silently keep one).
+    // A key twice in one object is an error (a JSON object would silently keep one), and so
+    // is nesting deeper than max_json_depth (refused while parsing, before any deep value exists).
+    struct too_deep {};
     std::string duplicate;
-    std::set<std::string> seen;
+    std::vector<std::set<std::string>> keys;  // of the objects being parsed, outermost first
+    std::vector<bool> is_object;              // of the containers being parsed
+    std::string top_key;                      // the current key of the header object
     json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::key && depth == 1 && parsed.is_string()) {
-        const auto& k = parsed.get_ref<const std::string&>();
-        if (!seen.insert(k).second && duplicate.empty()) duplicate = k;
+      switch (event) {
+        case json::parse_event_t::object_start:
+        case json::parse_event_t::array_start:
+          if (depth >= max_json_depth) throw too_deep{};
+          is_object.push_back(event == json::parse_event_t::object_start);
+          if (is_object.back()) keys.emplace_back();
+          break;
+        case json::parse_event_t::object_end:
+        case json::parse_event_t::array_end:
+          if (!is_object.empty()) {
+            if (is_object.back()) keys.pop_back();
+            is_object.pop_back();
+          }
+          break;
+        case json::parse_event_t::key:
+          if (parsed.is_string() && !keys.empty()) {
+            const auto& k = parsed.get_ref<const std::string&>();
+            if (depth == 1) top_key = k;
+            if (!keys.back().insert(k).second && duplicate.empty()) {
+              if (depth == 1) duplicate = cat({"'", o, "': the header names '", k, "' twice"});
+              else if (depth == 2 && top_key == "__metadata__")
+                duplicate = cat({"'", o, "': __metadata__ names '", k, "' twice"});
+              else if (depth == 2) duplicate = cat({"tensor '", top_key, "': its header entry names '", k, "' twice"});
+              else duplicate = cat({"'", o, "': the header names '", k, "' twice in one object"});
+            }
+          }
+          break;
+        case json::parse_event_t::value:
+          break;
       }
       return true;
     };
@@ -315,9 +495,11 @@ class file {
       header = json::parse(h, h + hn, cb);
     } catch (const json::exception& e) {
       return cat({"'", o, "': the header is not valid JSON: ", e.what()});
+    } catch (const too_deep&) {
+      return cat({"'", o, "': the header nests JSON deeper than ", num(max_json_depth), " levels"});
     }
     if (!header.is_object()) return cat({"'", o, "': the header is not a JSON object"});
-    if (!duplicate.empty()) return cat({"'", o, "': the header names '", duplicate, "' twice"});
+    if (!duplicate.empty()) return duplicate;
 
     for (auto it = header.begin(); it != header.end(); ++it) {
       const std::string& name = it.key();
@@ -355,7 +537,7 @@ class file {
       bool overflow = false;
       for (const json& e : *s) {
         std::size_t dim = 0;
-        if (!as_size(e, dim)) return bad({"shape ", s->dump(), " is not a list of non-negative integers"});
+        if (!as_size(e, dim)) return bad({"shape ", shown(*s), " is not a list of non-negative integers"});
         t.shape.push_back(dim);
         if (dim != 0 && elements > SIZE_MAX / dim) overflow = true;
         else elements *= dim;
@@ -363,17 +545,29 @@ class file {
       if (!overflow && elements > SIZE_MAX / size_of(t.type)) overflow = true;
       if (overflow) return bad({"shape ", to_string(t.shape), " is too large"});
       if (!off->is_array() || off->size() != 2 || !as_size((*off)[0], t.begin) || !as_size((*off)[1], t.end))
-        return bad({"data_offsets ", off->dump(), " is not a pair of non-negative integers"});
+        return bad({"data_offsets ", shown(*off), " is not a pair of non-negative integers"});
       if (t.end < t.begin) return bad({"data_offsets [", num(t.begin), ", ", num(t.end), "] end before they begin"});
       const std::size_t need = elements * size_of(t.type);
       if (t.end - t.begin != need)
         return bad({"data_offsets [", num(t.begin), ", ", num(t.end), "] hold ", num(t.end - t.begin),
                     " bytes, but ", to_string(t.type), " ", to_string(t.shape), " needs ", num(need)});
-      if (t.end > data_size)
-        return cat({"truncated file: '", o, "': tensor '", name, "' ends at byte ", num(t.end),
-                    " of the data, which has ", num(data_size), " bytes"});
       tensors_.push_back(std::move(t));
     }
+    return {};
+  }
+
+  // Checks the tensors' byte ranges against each other and against the data size, when
+  // known: every range within the data, contiguous from byte 0 without overlap or gap, the
+  // last one ending at the end of the data. Sorts tensors_ into data order; `declared` is
+  // the data size the header declares.
+  std::string check_layout(std::optional<std::uint64_t> data_size, std::size_t& declared) {
+    using detail::cat, detail::num;
+    const std::string_view o = origin_;
+    if (data_size)
+      for (const tensor_info& t : tensors_)
+        if (t.end > *data_size)
+          return cat({"truncated file: '", o, "': tensor '", t.name, "' ends at byte ", num(t.end),
+                      " of the data, which has ", num(*data_size), " bytes"});
     std::stable_sort(tensors_.begin(), tensors_.end(), [](const tensor_info& a, const tensor_info& b) {
       return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
@@ -389,9 +583,10 @@ class file {
       at = t.end;
       prev = &t;
     }
-    if (at != data_size)
-      return cat({"'", o, "': ", num(data_size - at),
+    if (data_size && at != *data_size)
+      return cat({"'", o, "': ", num(*data_size - at),
                   " bytes after the last tensor's data (the data must end with the last tensor)"});
+    declared = at;
     return {};
   }
 };
@@ -417,6 +612,41 @@ bool convert(dtype from, std::span<const std::byte> src, Dst* dst, std::size_t n
     default: return false;
   }
 }
+
+// "[3, 1]": the index of element i of a row-major tensor of this shape.
+inline std::string index_string(const shape_t& shape, std::size_t i) {
+  std::vector<std::size_t> idx(shape.size());
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] == 0) break;
+    idx[k] = i % shape[k];
+    i /= shape[k];
+  }
+  return to_string(idx);
+}
+
+// The first element of an F32 or F64 tensor for which bad(value) holds, as "element [3, 1] is
+// nan" (its index and value), or "" when there is none (or the dtype is not F32 or F64).
+template <class Bad>
+std::string find_value(const file& f, const tensor_info& t, Bad bad) {
+  const std::span<const std::byte> d = f.data(t);
+  auto scan = [&](auto proto) -> std::string {
+    using S = decltype(proto);
+    const std::size_t n = d.size() / sizeof(S);
+    for (std::size_t i = 0; i < n; ++i) {
+      S v;
+      std::memcpy(&v, d.data() + i * sizeof(S), sizeof(S));
+      if (bad(static_cast<double>(v))) {
+        const double x = static_cast<double>(v);
+        return cat({"element ", index_string(t.shape, i), " is ", std::isnan(x) ? "nan" : format_double(x)});
+      }
+    }
+    return {};
+  };
+  if (t.type == dtype::F32) return scan(float{});
+  if (t.type == dtype::F64) return scan(double{});
+  return {};
+}
+inline bool not_finite(double v) { return !std::isfinite(v); }
 
 template <class T>
 constexpr bool accepts(dtype found) {  // exact, or an exact widening F32 -> double
@@ -633,28 +863,55 @@ class writer {
 
 // ----------------------------------------------------------------------------- metadata values
 
-// Every __metadata__ value is a string: numbers are written and read back with these.
-namespace detail {
-inline std::string format_double(double v) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form: 1e-05
-  return std::string(buf, r.ptr);
+
+// Strict values from text, for metadata and command lines alike: the whole text is one
+// decimal number (no spaces, no '+', no hex), a real number is finite, and the value lies
+// in the given range. On failure the status says what was expected and what was found,
+//   expected a number > 0, found "nan"
+//   expected an integer from 1 to 1000000000000, found "-5"
+// and `out` is unchanged; callers prefix the name of what they parse.
+struct number_range {
+  double min = -std::numeric_limits<double>::max(), max = std::numeric_limits<double>::max();
+  bool min_open = false, max_open = false;  // exclude the bound itself
+};
+
+// "a number > 0", "a number from 0 to 1", "a number >= 0 and < 1", "a number"
+inline std::string describe(const number_range& r) {
+  auto format_double = [](double v) {  // whole numbers in full: 1000000000, not 1e+09
+    if (std::abs(v) < 1e15 && v == std::trunc(v)) return std::to_string(static_cast<long long>(v));
+    return detail::format_double(v);
+  };
+  const bool has_min = r.min > -std::numeric_limits<double>::max(), has_max = r.max < std::numeric_limits<double>::max();
+  const std::string lo = (r.min_open ? " > " : " >= ") + format_double(r.min);
+  const std::string hi = (r.max_open ? " < " : " <= ") + format_double(r.max);
+  if (has_min && has_max && !r.min_open && !r.max_open)
+    return "a number from " + format_double(r.min) + " to " + format_double(r.max);
+  if (has_min && has_max) return "a number" + lo + " and" + hi;
+  if (has_min) return "a number" + lo;
+  if (has_max) return "a number" + hi;
+  return "a number";
 }
-inline bool parse_size(const std::string& s, std::size_t& out) {
-  if (s.empty() || s.size() > 19) return false;
-  std::size_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<std::size_t>(c - '0');
-  }
+
+inline sf::status parse_number(std::string_view text, double& out, const number_range& r = {}) {
+  double v = 0;
+  const bool ok = detail::parse_double(std::string(text), v) && (r.min_open ? v > r.min : v >= r.min) &&
+                  (r.max_open ? v < r.max : v <= r.max);
+  if (!ok) return detail::fail({"expected ", describe(r), ", found ", detail::shown(text)});
   out = v;
-  return true;
+  return sf::status::ok();
 }
-inline bool parse_double(const std::string& s, double& out) {
-  if (s.empty()) return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-  return r.ec == std::errc{} && r.ptr == s.data() + s.size();
+
+template <class I>
+  requires std::is_integral_v<I>
+sf::status parse_integer(std::string_view text, I& out, I min, I max) {
+  I v{};
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  const bool ok = !text.empty() && r.ec == std::errc{} && r.ptr == text.data() + text.size() && v >= min && v <= max;
+  if (!ok)
+    return detail::fail({"expected an integer from ", detail::num(min), " to ", detail::num(max), ", found ",
+                         detail::shown(text)});
+  out = v;
+  return sf::status::ok();
 }
-}  // namespace detail
 
 }  // namespace sf::io
