@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,15 @@ TEST(QuantizedCheckpoint, Refusals) {
     return true;
   });
   expect_refused("negative or not finite");
+  // a float vector (a norm's gain) that is not finite
+  rewrite(*f, bad, f->metadata(), [](const std::string& n, auto&, auto&, auto& bytes) {
+    if (n == "blocks.1.norm2.weight") {
+      const float inf = std::numeric_limits<float>::infinity();
+      std::memcpy(bytes.data() + 3 * 4, &inf, 4);
+    }
+    return true;
+  });
+  expect_refused("tensor 'blocks.1.norm2.weight': element [3] is inf (weights must be finite)");
   rewrite(*f, bad, f->metadata(), [](const std::string& n, auto& type, auto& shape, auto& bytes) {
     if (n == "lm_head.weight.q8") {
       type = sf::io::dtype::F32;

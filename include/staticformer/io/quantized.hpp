@@ -126,8 +126,10 @@ sf::status load_quantized(const file& f, sf::params<C, sf::int8>& q) {
               }
             }
           }
-        } else {
-          expect(name, dtype::F32, shape_t(std::begin(L::extents), std::end(L::extents)));
+        } else {  // float vectors (norms, biases, positions): finite, as in a float checkpoint
+          if (const tensor_info* t = expect(name, dtype::F32, shape_t(std::begin(L::extents), std::end(L::extents))))
+            if (std::string bad = detail::find_value(f, *t, detail::not_finite); !bad.empty())
+              problem(detail::cat({"tensor '", name, "': ", bad, " (weights must be finite)"}));
         }
       },
       q);
