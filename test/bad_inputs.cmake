@@ -207,49 +207,13 @@ if(TRAIN)
   endif()
   get_filename_component(optimizer_name "${optimizer_files}" NAME)
 
-  # Copies the run with `from` replaced by `to` (no longer) in the optimizer file's JSON header,
-  # padded with spaces after the value (JSON whitespace) so that the header keeps its length.
-  # CMake cannot write the 8-byte binary length, so head, tail and cmake -E cat copy around it.
+  # Copies the run with `from` replaced by `to` (no longer: padded with spaces) in the optimizer
+  # file's JSON header.
+  include("${CMAKE_CURRENT_LIST_DIR}/../cmake/edit_safetensors_header.cmake")  # sf_edit_header
   function(edited_run dir from to)
-    set(in "${WORK}/run/${optimizer_name}")
     file(MAKE_DIRECTORY "${dir}")
     file(COPY_FILE "${WORK}/run/model.safetensors" "${dir}/model.safetensors")
-    file(READ "${in}" len_hex LIMIT 8 HEX)  # little-endian u64
-    set(be "")
-    foreach(i RANGE 14 0 -2)
-      string(SUBSTRING "${len_hex}" ${i} 2 byte)
-      string(APPEND be "${byte}")
-    endforeach()
-    math(EXPR len "0x${be}")
-    file(READ "${in}" header OFFSET 8 LIMIT ${len})
-    string(SUBSTRING "${header}" 0 ${len} header)
-    string(FIND "${header}" "${from}" at)
-    if(at LESS 0)
-      message(FATAL_ERROR "'${from}' is not in the header of ${in}:\n${header}")
-    endif()
-    string(LENGTH "${from}" a)
-    string(LENGTH "${to}" b)
-    math(EXPR pad "${a} - ${b}")
-    if(pad LESS 0)
-      message(FATAL_ERROR "'${to}' is longer than '${from}'")
-    elseif(pad GREATER 0)
-      string(REPEAT " " ${pad} spaces)
-      string(APPEND to "${spaces}")
-    endif()
-    string(REPLACE "${from}" "${to}" header "${header}")
-    set(out "${dir}/${optimizer_name}")
-    file(WRITE "${out}.header" "${header}")
-    math(EXPR data "9 + ${len}")
-    execute_process(COMMAND head -c 8 "${in}" OUTPUT_FILE "${out}.prefix" RESULT_VARIABLE r1)
-    execute_process(COMMAND tail -c +${data} "${in}" OUTPUT_FILE "${out}.data" RESULT_VARIABLE r2)
-    execute_process(COMMAND "${CMAKE_COMMAND}" -E cat "${out}.prefix" "${out}.header" "${out}.data"
-                    OUTPUT_FILE "${out}" RESULT_VARIABLE r3)
-    file(SIZE "${in}" size_in)
-    file(SIZE "${out}" size_out)
-    if(NOT (r1 EQUAL 0 AND r2 EQUAL 0 AND r3 EQUAL 0) OR NOT size_in EQUAL size_out)
-      message(FATAL_ERROR "could not write ${out} (head, tail, cmake -E cat: ${r1} ${r2} ${r3})")
-    endif()
-    file(REMOVE "${out}.header" "${out}.prefix" "${out}.data")
+    sf_edit_header("${WORK}/run/${optimizer_name}" "${dir}/${optimizer_name}" "${from}" "${to}")
   endfunction()
 
   # bad_resume(<key> <stored value> <bad value> <fragment>): --resume refuses the edited run.

@@ -68,42 +68,7 @@ function(expect_equal a b what)
   endif()
 endfunction()
 
-# Copies the checkpoint `in` to `out` with the text `from` replaced by `to`, of the same length, in
-# its JSON header (so the header length and the data offsets stay). CMake cannot write the 8-byte
-# binary header length, so head, tail and cmake -E cat copy the bytes around the header.
-function(edit_header in out from to)
-  string(LENGTH "${from}" a)
-  string(LENGTH "${to}" b)
-  if(NOT a EQUAL b)
-    message(FATAL_ERROR "edit_header: '${from}' and '${to}' differ in length")
-  endif()
-  file(READ "${in}" len_hex LIMIT 8 HEX)  # little-endian u64
-  set(be "")
-  foreach(i RANGE 14 0 -2)
-    string(SUBSTRING "${len_hex}" ${i} 2 byte)
-    string(APPEND be "${byte}")
-  endforeach()
-  math(EXPR len "0x${be}")
-  file(READ "${in}" header OFFSET 8 LIMIT ${len})
-  string(SUBSTRING "${header}" 0 ${len} header)  # (file(READ) may append a newline it found past LIMIT)
-  string(FIND "${header}" "${from}" at)
-  if(at LESS 0)
-    message(FATAL_ERROR "edit_header: '${from}' is not in the header of ${in}")
-  endif()
-  string(REPLACE "${from}" "${to}" header "${header}")
-  file(WRITE "${out}.header" "${header}")
-  math(EXPR data "9 + ${len}")
-  execute_process(COMMAND head -c 8 "${in}" OUTPUT_FILE "${out}.prefix" RESULT_VARIABLE r1)
-  execute_process(COMMAND tail -c +${data} "${in}" OUTPUT_FILE "${out}.data" RESULT_VARIABLE r2)
-  execute_process(COMMAND "${CMAKE_COMMAND}" -E cat "${out}.prefix" "${out}.header" "${out}.data"
-                  OUTPUT_FILE "${out}" RESULT_VARIABLE r3)
-  file(SIZE "${in}" size_in)
-  file(SIZE "${out}" size_out)
-  if(NOT (r1 EQUAL 0 AND r2 EQUAL 0 AND r3 EQUAL 0) OR NOT size_in EQUAL size_out)
-    message(FATAL_ERROR "edit_header: could not write ${out} (head, tail, cmake -E cat: ${r1} ${r2} ${r3})")
-  endif()
-  file(REMOVE "${out}.header" "${out}.prefix" "${out}.data")
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/edit_safetensors_header.cmake")  # sf_edit_header
 
 # ------------------------------------------------------------------ a checkpoint
 execute_process(COMMAND "${TRAIN}" --steps 60 --no-plot --sample 0 --seconds 3600 --eval-batches 2 --seed 3
@@ -186,11 +151,11 @@ gen_error("--tokens: 'ten' is not a non-negative integer" "${model}" --tokens te
 gen_error("--temperature: '0.8x' is not a number" "${model}" --temperature 0.8x)
 gen_error("unknown option '--bogus'" "${model}" --bogus)
 # A configuration that is not compiled in: the same checkpoint with n_layers 3.
-edit_header("${model}" "${WORK}/l3.safetensors" "\"n_layers\":\"2\"" "\"n_layers\":\"3\"")
+sf_edit_header("${model}" "${WORK}/l3.safetensors" "\"n_layers\":\"2\"" "\"n_layers\":\"3\"")
 gen_error("no compiled configuration matches the checkpoint's \\(V=65 T=64 D=64 H=4 L=3 F=256 .*\\); this program has nano, ref-gpt2, ref-llama, ref-vaswani"
           "${WORK}/l3.safetensors")
 # No tokenizer: the same checkpoint with the key renamed, and a golden file (SPEC's, no tokenizer).
-edit_header("${model}" "${WORK}/notok.safetensors" "\"tokenizer.vocab\"" "\"tokenizer.other\"")
+sf_edit_header("${model}" "${WORK}/notok.safetensors" "\"tokenizer.vocab\"" "\"tokenizer.other\"")
 gen_error("no tokenizer vocabulary \\(metadata 'tokenizer.vocab'\\)" "${WORK}/notok.safetensors")
 gen_error("no tokenizer vocabulary" "${GOLDEN}/ref-gpt2.model.safetensors")
 # A safetensors file that is not a checkpoint (a batch file).

@@ -1,0 +1,42 @@
+# sf_edit_header(in out from to): copies the safetensors file `in` to `out` with the text `from`
+# replaced by `to` in its JSON header. `to` may be shorter than `from`: it is padded with spaces
+# (JSON whitespace), so that the header length and the data offsets stay. CMake cannot write the
+# 8-byte binary header length, so head, tail and cmake -E cat copy the bytes around the header.
+# Used by the script tests (tools/generate_test.cmake, test/bad_inputs.cmake) to craft files.
+function(sf_edit_header in out from to)
+  string(LENGTH "${from}" a)
+  string(LENGTH "${to}" b)
+  math(EXPR pad "${a} - ${b}")
+  if(pad LESS 0)
+    message(FATAL_ERROR "sf_edit_header: '${to}' is longer than '${from}'")
+  elseif(pad GREATER 0)
+    string(REPEAT " " ${pad} spaces)
+    string(APPEND to "${spaces}")
+  endif()
+  file(READ "${in}" len_hex LIMIT 8 HEX)  # little-endian u64
+  set(be "")
+  foreach(i RANGE 14 0 -2)
+    string(SUBSTRING "${len_hex}" ${i} 2 byte)
+    string(APPEND be "${byte}")
+  endforeach()
+  math(EXPR len "0x${be}")
+  file(READ "${in}" header OFFSET 8 LIMIT ${len})
+  string(SUBSTRING "${header}" 0 ${len} header)  # (file(READ) may append a newline it found past LIMIT)
+  string(FIND "${header}" "${from}" at)
+  if(at LESS 0)
+    message(FATAL_ERROR "sf_edit_header: '${from}' is not in the header of ${in}:\n${header}")
+  endif()
+  string(REPLACE "${from}" "${to}" header "${header}")
+  file(WRITE "${out}.header" "${header}")
+  math(EXPR data "9 + ${len}")
+  execute_process(COMMAND head -c 8 "${in}" OUTPUT_FILE "${out}.prefix" RESULT_VARIABLE r1)
+  execute_process(COMMAND tail -c +${data} "${in}" OUTPUT_FILE "${out}.data" RESULT_VARIABLE r2)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E cat "${out}.prefix" "${out}.header" "${out}.data"
+                  OUTPUT_FILE "${out}" RESULT_VARIABLE r3)
+  file(SIZE "${in}" size_in)
+  file(SIZE "${out}" size_out)
+  if(NOT (r1 EQUAL 0 AND r2 EQUAL 0 AND r3 EQUAL 0) OR NOT size_in EQUAL size_out)
+    message(FATAL_ERROR "sf_edit_header: could not write ${out} (head, tail, cmake -E cat: ${r1} ${r2} ${r3})")
+  endif()
+  file(REMOVE "${out}.header" "${out}.prefix" "${out}.data")
+endfunction()
