@@ -8,7 +8,7 @@
 # (the inference core for a Cortex-M4; the firmware example run on QEMU's mps2-an386 board).
 # PyTorch (python3-torch) is only needed to regenerate the golden files: pass --golden.
 set -euo pipefail
-pkgs=(cmake make g++ clang ccache libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
+pkgs=(cmake make g++ clang libclang-rt-14-dev ccache libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
       g++-aarch64-linux-gnu qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
       qemu-system-arm)
 [[ "${1:-}" == "--golden" ]] && pkgs+=(python3-torch)

@@ -1,0 +1,210 @@
+// fuzz/make_corpus.cpp — writes the harnesses' seed corpus with the library's own writers:
+//
+//   make_corpus DIR     DIR/safetensors_params/*  DIR/checkpoint/*   (fuzz/corpus is its output)
+//
+// safetensors_params: a batch (with and without padding) for every configuration the harness
+// compiles; a float and an int8 model of each tiny configuration; the header alone (the data cut
+// off) and the metadata alone of a model of each reference configuration (a whole one is 100 KB
+// to 440 KB); a file of other dtypes and shapes; an empty header.
+// checkpoint: for tiny_gpt2 and tiny_llama, a model file (tokenizer, train.step, train.optimizer)
+// and its optimizer file (moments, data position, training_settings) joined as the harness
+// splits them (fuzz_common.hpp), and the model file alone.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "fuzz_common.hpp"
+#include "staticformer/config.hpp"
+#include "staticformer/data.hpp"
+#include "staticformer/init.hpp"
+#include "staticformer/io/checkpoint.hpp"
+#include "staticformer/io/safetensors.hpp"
+#include "staticformer/optim.hpp"
+#include "staticformer/params.hpp"
+#include "staticformer/quantize.hpp"
+#include "staticformer/tokenizer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace io = sf::io;
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "make_corpus: %s\n", what.c_str());
+  std::exit(1);
+}
+void check(const sf::status& s) {
+  if (!s) die(s.message());
+}
+
+std::vector<std::uint8_t> read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) die("cannot read " + p.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void write_all(const fs::path& p, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) die("cannot write " + p.string());
+}
+void write_all(const fs::path& p, const std::vector<std::byte>& bytes) {
+  write_all(p, std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                         reinterpret_cast<const std::uint8_t*>(bytes.data()) + bytes.size()));
+}
+
+std::string name_of(const sf::config& c) {
+  if (c == sf::configs::ref_gpt2) return "ref-gpt2";
+  if (c == sf::configs::ref_llama) return "ref-llama";
+  if (c == sf::configs::ref_vaswani) return "ref-vaswani";
+  if (c == sf::configs::nano) return "nano";
+  if (c == sf_fuzz::tiny_gpt2) return "tiny-gpt2";
+  if (c == sf_fuzz::tiny_llama) return "tiny-llama";
+  return "tiny-vaswani";
+}
+
+// SPEC's batch: tokens, targets (a few -1), optionally padding (the first token of each row).
+template <sf::config C>
+void batch(const fs::path& dir) {
+  std::vector<std::int32_t> tokens(C.B * C.T), targets(C.B * C.T);
+  std::vector<std::uint8_t> padding(C.B * C.T);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i] = static_cast<std::int32_t>(i * 5 % C.V);
+    targets[i] = i % 7 == 3 ? -1 : static_cast<std::int32_t>((i * 5 + 1) % C.V);
+    padding[i] = i % C.T == 0 ? 1 : 0;
+  }
+  for (const bool padded : {false, true}) {
+    io::writer w;
+    w.add("tokens", tokens, {C.B, C.T}).add("targets", targets, {C.B, C.T});
+    if (padded) w.add("padding", padding, {C.B, C.T});
+    check(w.write((dir / ("batch-" + name_of(C) + (padded ? "-padded" : "") + ".safetensors")).string()));
+  }
+}
+
+// A float model and its int8 twin (tiny configurations).
+template <sf::config C>
+void models(const fs::path& dir) {
+  static sf::params<C, float> p;
+  sf::init_params(p, 11);
+  const sf::char_tokenizer tok = sf::char_tokenizer::from_corpus(std::string("abcdefghij").substr(0, C.V - 1));
+  check(io::save_params<C>((dir / ("model-" + name_of(C) + ".safetensors")).string(), p,
+                           {{sf::tokenizer_metadata_key, tok.to_metadata()}}));
+  static sf::params<C, sf::int8> q;
+  sf::quantize(q, p);
+  check(io::save_quantized<C>((dir / ("model-" + name_of(C) + "-int8.safetensors")).string(), q));
+}
+
+// The header of a reference configuration's model file, without its data.
+template <sf::config C>
+void header_only(const fs::path& dir) {
+  static sf::params<C, float> p;
+  io::writer w;
+  w.set_metadata(io::config_metadata(C)).add_all(p);
+  io::result<std::vector<std::byte>> bytes = w.serialize();
+  if (!bytes) die(bytes.message());
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | std::to_integer<std::uint64_t>((*bytes)[static_cast<std::size_t>(i)]);
+  bytes->resize(8 + n);
+  write_all(dir / ("header-" + name_of(C) + ".safetensors"), *bytes);
+}
+
+// Other dtypes and shapes, an empty header, metadata only.
+void misc(const fs::path& dir) {
+  {
+    io::writer w;
+    const double f64[3] = {1.5, -2.0, 1e300};
+    const std::int64_t i64[2] = {-1, 1LL << 40};
+    const std::uint8_t u8[4] = {0, 1, 2, 255};
+    const std::uint16_t bf16[2] = {0x3f80, 0xffff};
+    const std::int8_t i8[3] = {-127, 0, 127};
+    w.set_metadata("note", "dtypes")
+        .add("f64", io::dtype::F64, {3}, f64)
+        .add("i64", io::dtype::I64, {2, 1}, i64)
+        .add("u8", io::dtype::U8, {2, 2}, u8)
+        .add("bf16", io::dtype::BF16, {2}, bf16)
+        .add("i8", io::dtype::I8, {3}, i8)
+        .add("empty", io::dtype::F32, {0, 4}, nullptr)
+        .add("scalar", io::dtype::I32, {}, i64);
+    check(w.write((dir / "dtypes.safetensors").string()));
+  }
+  for (const sf::config& c : {sf::configs::ref_gpt2, sf::configs::ref_llama, sf::configs::ref_vaswani, sf::configs::nano}) {
+    io::writer w;
+    w.set_metadata(io::config_metadata(c));
+    check(w.write((dir / ("metadata-only-" + name_of(c) + ".safetensors")).string()));
+  }
+  check(io::writer().write((dir / "empty.safetensors").string()));
+}
+
+// A checkpoint (model + optimizer files) joined as the checkpoint harness splits it.
+template <sf::config C>
+void checkpoint(const fs::path& dir, const fs::path& tmp) {
+  using params_t = sf::params<C, float>;
+  static params_t p;
+  static sf::adamw<params_t> opt;
+  sf::init_params(p, 5);
+  opt.options = {.beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1, .decay = sf::decay_on::matrices};
+  opt.t = 3;
+  sf::visit([](const sf::param_name&, auto& m, auto& v) {
+    for (std::size_t i = 0; i < m.size; ++i) {
+      m.data()[i] = 0.001f * static_cast<float>(i % 7) - 0.003f;
+      v.data()[i] = 1e-6f * static_cast<float>(i % 5);
+    }
+  }, opt.m, opt.v);
+  const std::vector<std::int32_t> ids = sf_fuzz::dataset_ids();
+  sf::dataset<C> data(ids, sf_fuzz::dataset_val_fraction, sf_fuzz::dataset_seed);
+  check(data.status());
+  sf::tokens_t<C> x;
+  sf::targets_t<C> y;
+  for (int i = 0; i < 3; ++i) data.next_batch(x, y);
+  io::training_settings settings;
+  check(settings.set("total_steps", "100"));
+  const sf::char_tokenizer tok = sf::char_tokenizer::from_corpus(C.V < 8 ? "hello " : "abcdefgh");
+  const fs::path model = tmp / io::model_file_name, optimizer = tmp / sf_fuzz::optimizer_file_name;
+  check(io::save_optimizer(optimizer.string(), opt, data.save_state(), data.train_size(), data.val_size(),
+                           settings.to_metadata()));
+  check(io::save_model<C>(model.string(), p, tok,
+                          {{"train.step", "3"}, {"train.optimizer", sf_fuzz::optimizer_file_name}}));
+  const std::vector<std::uint8_t> m = read_all(model), o = read_all(optimizer);
+  write_all(dir / ("checkpoint-" + name_of(C)), sf_fuzz::join(m, o));
+  write_all(dir / ("model-only-" + name_of(C)), sf_fuzz::join(m, {}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR   (writes DIR/safetensors_params and DIR/checkpoint)\n", argv[0]);
+    return 2;
+  }
+  const fs::path root = argv[1], st = root / "safetensors_params", ck = root / "checkpoint";
+  fs::create_directories(st);
+  fs::create_directories(ck);
+
+  batch<sf::configs::ref_gpt2>(st);
+  batch<sf::configs::ref_llama>(st);
+  batch<sf::configs::ref_vaswani>(st);
+  batch<sf::configs::nano>(st);
+  batch<sf_fuzz::tiny_gpt2>(st);
+  batch<sf_fuzz::tiny_llama>(st);
+  batch<sf_fuzz::tiny_vaswani>(st);
+  models<sf_fuzz::tiny_gpt2>(st);
+  models<sf_fuzz::tiny_llama>(st);
+  models<sf_fuzz::tiny_vaswani>(st);
+  header_only<sf::configs::ref_gpt2>(st);
+  header_only<sf::configs::ref_llama>(st);
+  header_only<sf::configs::ref_vaswani>(st);
+  header_only<sf::configs::nano>(st);
+  misc(st);
+
+  const fs::path tmp = fs::temp_directory_path() / ("staticformer-make-corpus-" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  checkpoint<sf_fuzz::tiny_gpt2>(ck, tmp);
+  checkpoint<sf_fuzz::tiny_llama>(ck, tmp);
+  fs::remove_all(tmp);
+  std::printf("wrote %s and %s\n", st.string().c_str(), ck.string().c_str());
+  return 0;
+}
