@@ -155,6 +155,14 @@ TEST(QuantizedCheckpoint, Refusals) {
     return true;
   });
   expect_refused("negative or not finite");
+  rewrite(*f, bad, f->metadata(), [](const std::string& n, auto&, auto&, auto& bytes) {
+    if (n == "blocks.0.ffn.w1.scale") {  // finite, but 127 × it overflows (found by fuzz_safetensors_params)
+      const float huge = 1.8e37f;
+      std::memcpy(bytes.data() + 8, &huge, 4);
+    }
+    return true;
+  });
+  expect_refused("tensor 'blocks.0.ffn.w1.scale': a scale is negative or not finite, or 127 times it is not");
   // a float vector (a norm's gain) that is not finite
   rewrite(*f, bad, f->metadata(), [](const std::string& n, auto&, auto&, auto& bytes) {
     if (n == "blocks.1.norm2.weight") {

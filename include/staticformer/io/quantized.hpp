@@ -120,8 +120,10 @@ sf::status load_quantized(const file& f, sf::params<C, sf::int8>& q) {
             for (std::size_t i = 0; i < L::N * L::groups; ++i) {
               float s;
               std::memcpy(&s, bytes.data() + i * sizeof(float), sizeof(float));
-              if (!(s >= 0.0f) || !std::isfinite(s)) {
-                problem(detail::cat({"tensor '", name, ".scale': a scale is negative or not finite"}));
+              // finite, and 127 × scale too: every weight it stands for is a finite float
+              if (!(s >= 0.0f) || !std::isfinite(s * 127.0f)) {
+                problem(detail::cat({"tensor '", name, ".scale': a scale is negative or not finite, or 127 times it "
+                                                          "is not"}));
                 break;
               }
             }
