@@ -32,21 +32,7 @@ namespace {
 
 namespace io = sf::io;
 
-// An output filled with a pattern, and whether a loader left it as it was.
-template <class T>
-struct guarded {
-  static_assert(std::is_trivially_copyable_v<T>, "compared and reset bytewise");
-  std::unique_ptr<T> value = std::make_unique<T>();
-  std::unique_ptr<T> pristine = std::make_unique<T>();
-  guarded() {
-    std::memset(static_cast<void*>(value.get()), 0xA5, sizeof(T));
-    std::memcpy(static_cast<void*>(pristine.get()), value.get(), sizeof(T));
-  }
-  T& operator*() { return *value; }
-  T* operator->() { return value.get(); }
-  bool untouched() const { return std::memcmp(value.get(), pristine.get(), sizeof(T)) == 0; }
-  void reset() { std::memcpy(static_cast<void*>(value.get()), pristine.get(), sizeof(T)); }
-};
+using sf_fuzz::guarded;
 
 template <sf::config C>
 struct checkpoint_loaders {

@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "staticformer/config.hpp"
@@ -121,5 +123,22 @@ inline std::vector<std::uint8_t> join(std::span<const std::uint8_t> first, std::
   out.insert(out.end(), second.begin(), second.end());
   return out;
 }
+
+// An output filled with a pattern, and whether a loader left it as it was.
+template <class T>
+struct guarded {
+  static_assert(std::is_trivially_copyable_v<T>, "compared and reset bytewise");
+  std::unique_ptr<T> value = std::make_unique<T>();
+  std::unique_ptr<T> pristine = std::make_unique<T>();
+  guarded() {
+    std::memset(static_cast<void*>(value.get()), 0xA5, sizeof(T));
+    std::memcpy(static_cast<void*>(pristine.get()), value.get(), sizeof(T));
+  }
+  T& operator*() { return *value; }
+  T* operator->() { return value.get(); }
+  T* get() { return value.get(); }
+  bool untouched() const { return std::memcmp(value.get(), pristine.get(), sizeof(T)) == 0; }
+  void reset() { std::memcpy(static_cast<void*>(value.get()), pristine.get(), sizeof(T)); }
+};
 
 }  // namespace sf_fuzz
