@@ -543,18 +543,13 @@ int main(int argc, char** argv) {
   }
   if (finished && !rows.empty()) rows.back().val_loss = val_loss;  // the last point: the whole split
 
-  const sf::io::metadata_map run_meta{
-      {"train.total_steps", std::to_string(total)},
-      {"train.lr", sf::io::detail::format_double(o.lr)},
-      {"train.min_lr_ratio", sf::io::detail::format_double(o.min_lr_ratio)},
-      {"train.warmup", sf::io::detail::format_double(o.warmup)},
-      {"train.clip", sf::io::detail::format_double(o.clip)},
-      {"train.eval_every", std::to_string(o.eval_every)},
-      {"train.eval_batches", std::to_string(o.eval_batches)},
-      {"train.seed", std::to_string(o.seed)},
-      {"train.seconds", sf::io::detail::format_double(seconds)},
-      {"train.cpu_seconds", sf::io::detail::format_double(cpu_seconds)},
-      {"train.batch", std::to_string(C.B)}};
+  // The run's settings (train.<name>, sf::io::training_settings) and the batch size.
+  sf::io::training_settings run = settings_of(o);
+  run.total_steps = total;
+  run.seconds = seconds;
+  run.cpu_seconds = cpu_seconds;
+  sf::io::metadata_map run_meta = run.to_metadata();
+  run_meta["train.batch"] = std::to_string(C.B);
   if (sf::status s = sf::io::save_training<C>(o.out, *tr, data, tok, {}, run_meta); !s)
     return std::fprintf(stderr, "train: cannot save the checkpoint in '%s': %s\n", o.out.c_str(), s.message()), 1;
   const std::string csv = sf::io::detail::join(o.out, "loss.csv");
