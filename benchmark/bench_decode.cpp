@@ -10,6 +10,7 @@
 // styles: gpt2 (LayerNorm, learned positions, GELU-tanh, tied head, biases — the training demo's
 // model) and llama (RMSNorm, RoPE, ReLU, untied, no biases — the closest to llama2.c's, which
 // has SwiGLU with three F×D matrices where ours has two).
+// prefill/<weights>/dim128/<style>: one prompt of T tokens prefilled in one call.
 // Counters: tokens/s, and GFLOP/s of the matrix products (2 FLOP per multiply-add: the weight
 // products, the head, and the attention's q·k and p·v over the positions actually attended).
 #include <benchmark/benchmark.h>
@@ -46,8 +47,9 @@ constexpr double flops_per_context(const sf::config& c) {
   return per_token * c.T + attention;
 }
 
+// A decoder with weights W (float, or int8 quantized from the same float weights) bound.
 template <sf::config C, class W>
-void decode(benchmark::State& bs) {
+sf::decoder<C, W>& bound_decoder() {
   static sf::params<C> p;  // static storage, never the stack
   static sf::params<C, sf::int8> q;
   static sf::decoder<C, W> dec;
@@ -58,6 +60,12 @@ void decode(benchmark::State& bs) {
   } else {
     dec.use(p);
   }
+  return dec;
+}
+
+template <sf::config C, class W>
+void decode(benchmark::State& bs) {
+  auto& dec = bound_decoder<C, W>();
   std::int64_t sink = 0;
   for (auto _ : bs) {
     dec.reset(0);
@@ -75,8 +83,31 @@ void decode(benchmark::State& bs) {
   bs.counters["GFLOP/s"] = benchmark::Counter(iters * flops_per_context(C) * 1e-9, benchmark::Counter::kIsRate);
 }
 
+// Prefill of a whole context (T tokens of a prompt in one call, B = 1): the matrix–matrix path.
+// Counters: tokens/s and GFLOP/s as above (the same FLOPs as generating the context).
+template <sf::config C, class W>
+void prefill(benchmark::State& bs) {
+  auto& dec = bound_decoder<C, W>();
+  static std::int32_t prompt[C.T];
+  for (std::size_t t = 0; t < C.T; ++t) prompt[t] = static_cast<std::int32_t>((t * 7 + 3) % C.V);
+  std::int64_t sink = 0;
+  for (auto _ : bs) {
+    dec.reset(0);
+    (void)dec.prefill(0, prompt, C.T);
+    sink += sf::sampler<C.V>::argmax(dec.logits(0));
+  }
+  benchmark::DoNotOptimize(sink);
+  const double iters = static_cast<double>(bs.iterations());
+  bs.counters["tokens/s"] = benchmark::Counter(iters * C.T, benchmark::Counter::kIsRate);
+  bs.counters["GFLOP/s"] = benchmark::Counter(iters * flops_per_context(C) * 1e-9, benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
+BENCHMARK(prefill<gpt2_style(dim128_shape), float>)->Name("prefill/float/dim128/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(prefill<gpt2_style(dim128_shape), sf::int8>)->Name("prefill/int8/dim128/gpt2")->Unit(benchmark::kMicrosecond);
+BENCHMARK(prefill<llama_style(dim128_shape), float>)->Name("prefill/float/dim128/llama")->Unit(benchmark::kMicrosecond);
+BENCHMARK(prefill<llama_style(dim128_shape), sf::int8>)->Name("prefill/int8/dim128/llama")->Unit(benchmark::kMicrosecond);
 BENCHMARK(decode<gpt2_style(nano_shape), float>)->Name("decode/float/nano/gpt2")->Unit(benchmark::kMicrosecond);
 BENCHMARK(decode<llama_style(nano_shape), float>)->Name("decode/float/nano/llama")->Unit(benchmark::kMicrosecond);
 BENCHMARK(decode<gpt2_style(dim128_shape), float>)->Name("decode/float/dim128/gpt2")->Unit(benchmark::kMicrosecond);

@@ -15,6 +15,8 @@
 //   backward/<shape>     zero-grad + backward over the whole batch (the activations of one forward)
 //   adamw/<shape>        the optimizer step alone
 //   train_step_threads/<shape>/<n>   the step on an sf::thread_pool of n threads (1, 2), wall-clock time
+//   train_step_bf16/, forward_bf16/, backward_bf16/<shape>   the same in the bf16 precision policy
+//                        (nano, micro, small), with pct_bf16_peak and bf16_peak_GFLOPs too
 // Counters: tokens/s (B·T per iteration); GFLOPs, counting a step as B·T·(6·N + 12·L·T·D) FLOPs
 // (N parameters; forward one third of it, zero-grad + backward two thirds); pct_peak = GFLOPs over
 // the peak FMA rate measured right after the timed loop (benchmark/peak.hpp) ×100; peak_GFLOPs;
@@ -34,6 +36,12 @@ namespace {
 constexpr sf::config nano_b32 = [] {
   sf::config c = sf::configs::nano;
   c.B = 32;
+  return c;
+}();
+template <sf::config C>
+constexpr sf::config bf16 = [] {
+  sf::config c = C;
+  c.precision = sf::precision_kind::bf16;
   return c;
 }();
 
@@ -110,6 +118,13 @@ void run(benchmark::State& bs) {
     bs.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     bs.counters["pct_peak"] = seconds > 0 ? 100.0 * flops * iters / seconds * 1e-9 / peak : 0.0;
     bs.counters["peak_GFLOPs"] = peak;
+    if constexpr (C.precision == sf::precision_kind::bf16) {
+      const double peak16 = sf_bench::bf16_peak_now(0.02);
+      if (peak16 > 0) {
+        bs.counters["pct_bf16_peak"] = seconds > 0 ? 100.0 * flops * iters / seconds * 1e-9 / peak16 : 0.0;
+        bs.counters["bf16_peak_GFLOPs"] = peak16;
+      }
+    }
   }
 }
 
@@ -140,6 +155,15 @@ SF_BENCH_SHAPE(sf::configs::nano, "nano")
 SF_BENCH_SHAPE(sf::configs::micro, "micro")
 SF_BENCH_SHAPE(sf::configs::small, "small")
 SF_BENCH_SHAPE(nano_b32, "nano_b32")
+// The bf16 precision policy (config.precision = bf16, kernels/gemm_bf16.hpp): same rows, same FLOP
+// count; pct_bf16_peak is against the vdpbf16ps peak measured in the same run (where the CPU has it).
+#define SF_BENCH_SHAPE_BF16(C, name)                                                                      \
+  BENCHMARK(run<bf16<C>, part::step>)->Name("train_step_bf16/" name)->Unit(benchmark::kMillisecond);      \
+  BENCHMARK(run<bf16<C>, part::forward>)->Name("forward_bf16/" name)->Unit(benchmark::kMillisecond);      \
+  BENCHMARK(run<bf16<C>, part::backward>)->Name("backward_bf16/" name)->Unit(benchmark::kMillisecond);
+SF_BENCH_SHAPE_BF16(sf::configs::nano, "nano")
+SF_BENCH_SHAPE_BF16(sf::configs::micro, "micro")
+SF_BENCH_SHAPE_BF16(sf::configs::small, "small")
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -34,11 +34,42 @@ counted once) and the ratio other/staticformer (> 1: staticformer is faster).
   - llm.c: PEERS/run.sh train <shape> (../shared/peers beside the repository by default; it
     builds llm.c's train_gpt2.c with gcc -Ofast -march=native), its "cpu_ms median".
 
+bf16 mixed precision (opt-in, --bf16): two more runs per round for nano, micro and small (the
+shapes sf_bench_train has bf16 rows for), right after their float counterparts, and a second
+table after the float one (which is unchanged):
+
+  - staticformer bf16: sf_bench_train's train_step_bf16/<shape> (config.precision = bf16: bf16
+    matrix products, float32 master weights and AdamW; same FLOP count as train_step/<shape>),
+    its cpu_time and pct_bf16_peak, the % of the vdpbf16ps peak it measures in the same process.
+  - PyTorch autocast bf16: the same worker, model and step, with forward and loss under
+    torch.autocast("cpu", dtype=torch.bfloat16), the standard CPU mixed-precision recipe
+    (no GradScaler: bf16 has float32's exponent range): parameters, gradients and AdamW stay
+    float32; autocast casts the inputs of Linear/matmul/bmm to bf16, so every matrix product,
+    forward and backward, is a bf16 oneDNN (mkldnn) matmul; the attention softmax and GELU
+    follow their bf16 inputs, while LayerNorm, log-softmax and the loss (autocast's float32 list)
+    and the residual stream stay float32. Same timing (warm-up, process_time, median) and AdamW/zero_grad
+    choice as the float runs. It runs once per shape, not once per BLAS, because no sgemm_ is
+    called: with the same LD_LIBRARY_PATH machinery, under OpenBLAS if installed (else the
+    reference BLAS). After timing, the worker checks what autocast did in one more step and
+    reports it: the dtype of a Linear's output inside autocast, the dtypes of every aten matrix
+    product of forward + backward (counted by a TorchDispatchMode), the gradients' dtype, and
+    oneDNN's ISA and kernel for a bf16 matmul with its 256^3 GFLOP/s.
+
+  The bf16 table: staticformer bf16 ms (GFLOP/s at the same FLOP count), % bf16 peak,
+  sf f32/bf16 (staticformer's own speed-up: its float median / its bf16 median, same run),
+  PyTorch bf16 ms (GFLOP/s, ×sf-bf16 = that time / staticformer bf16's), and PyTorch's own
+  f32/bf16 against its float run under the same BLAS.
+
 Usage (torch comes from Debian's python3-torch, so /usr/bin/python3, not a pyenv shim):
 
     /usr/bin/python3 benchmark/compare_pytorch.py --build build-release
     /usr/bin/python3 benchmark/compare_pytorch.py --build B --shapes nano,micro --rounds 3 --markdown
+    /usr/bin/python3 benchmark/compare_pytorch.py --build B --shapes nano,micro,small --bf16
     /usr/bin/python3 benchmark/compare_pytorch.py --check        # quick self-test (< 10 s), no timing
+
+--check tests the PyTorch model in float32 and under bf16 autocast (Linear output dtype,
+matrix-product dtypes forward and backward, loss near the float one, float32 gradients and
+parameters), then runs the bf16 worker once at nano with 5 steps.
 
 The OpenBLAS column needs OpenBLAS's single-threaded build:
 
@@ -72,6 +103,8 @@ SHAPES = {
     "nano_b32": dict(V=65, T=64, D=64, H=4, L=2, F=256, B=32),
 }
 LLMC_NAME = {"nano": "nano", "micro": "micro", "small": "small", "nano_b32": "nano32"}
+BF16_SHAPES = ("nano", "micro", "small")  # the shapes sf_bench_train has train_step_bf16/ rows for
+BF16_BLAS = ("openblas", "ref")  # the PyTorch bf16 run's BLAS: the first installed (it calls no sgemm_)
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 # BLAS choice -> (label, LD_LIBRARY_PATH entries; the first must exist).
@@ -198,6 +231,91 @@ def blas_report(torch):
     return {"sgemm_from": provider, "openblas": config, "mapped": sorted(mapped), "sgemm_256_gflops": gf}
 
 
+MATMUL_OPS = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "mv", "addmv", "dot"}
+
+
+def autocast(torch, enabled=True):
+    """The CPU mixed-precision context of the bf16 runs (forward and loss only)."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
+
+
+def bf16_step_report(torch, model, x, y):
+    """What autocast does to one forward + backward of the model: the dtype of a Linear's output
+    inside autocast, the dtypes of every aten matrix product (counted by a TorchDispatchMode,
+    which sees the ops after autocast's casts, backward included: {"bfloat16": n, ...}), and the
+    dtypes of the loss, the parameters and their gradients. Leaves the gradients cleared."""
+    lin = []
+    hook = model.blocks[0].q.register_forward_hook(lambda m, i, o: lin.append(str(o.dtype)))
+    counts = {}
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Count(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if func.overloadpacket.__name__ in MATMUL_OPS:
+                    dt = ",".join(sorted({str(a.dtype).replace("torch.", "") for a in args
+                                          if isinstance(a, torch.Tensor)}))
+                    counts[dt] = counts.get(dt, 0) + 1
+                return func(*args, **(kwargs or {}))
+        mode = Count()
+    except ImportError:  # no dispatch mode in this torch: counts stay empty
+        import contextlib
+        mode = contextlib.nullcontext()
+    model.zero_grad(set_to_none=True)
+    try:
+        with mode:
+            with autocast(torch):
+                loss = model(x, y)
+            loss.backward()
+    finally:
+        hook.remove()
+    rep = {"linear_out": lin[0] if lin else "?", "matmuls": counts, "loss": str(loss.dtype),
+           "params": sorted({str(p.dtype) for p in model.parameters()}),
+           "grads": sorted({str(p.grad.dtype) for p in model.parameters() if p.grad is not None})}
+    model.zero_grad(set_to_none=True)
+    return rep
+
+
+def onednn_report(torch):
+    """oneDNN's version, ISA and the kernel of a 256^3 bf16 matmul (from its verbose output,
+    caught at the file-descriptor level), and that matmul's speed in GFLOP/s."""
+    import ctypes
+    import tempfile
+
+    a, b = torch.randn(256, 256).bfloat16(), torch.randn(256, 256).bfloat16()
+    a @ b
+    info = {"version": "?", "isa": "?", "impl": "?"}
+    try:
+        with tempfile.TemporaryFile(mode="w+") as tmp:
+            sys.stdout.flush()
+            saved = os.dup(1)
+            os.dup2(tmp.fileno(), 1)
+            try:
+                with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+                    a @ b
+                ctypes.CDLL(None).fflush(None)
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+            tmp.seek(0)
+            for line in tmp:
+                f = line.strip().split(",")
+                if line.startswith("onednn_verbose,info,oneDNN"):
+                    info["version"] = (re.findall(r"v[\d.]+", f[2]) or [f[2]])[0]
+                elif line.startswith("onednn_verbose,info,cpu,isa:"):
+                    info["isa"] = f[3][4:]
+                elif line.startswith("onednn_verbose,exec,cpu,matmul"):
+                    info["impl"] = f[4]
+    except Exception as e:  # report, never fail the benchmark on the probe
+        info["impl"] = f"? ({e})"
+    n, reps, t0 = 256, 0, time.process_time()
+    while time.process_time() - t0 < 0.1:
+        a @ b
+        reps += 1
+    info["bf16_gemm_256_gflops"] = 2 * n ** 3 * reps / (time.process_time() - t0) / 1e9
+    return info
+
+
 def worker(args):
     import torch
     torch.set_num_threads(1)
@@ -213,14 +331,22 @@ def worker(args):
         chosen = (True, True)
     opt = make_opt(torch, model, chosen[0])
 
+    if args.bf16:  # forward and loss under autocast; backward and AdamW outside, float32 master weights
+        def forward():
+            with autocast(torch):
+                return model(x, y)
+    else:
+        def forward():
+            return model(x, y)
+
     def step(stn):
-        loss = model(x, y)
+        loss = forward()
         opt.zero_grad(set_to_none=stn)
         loss.backward()
         opt.step()
         return loss
 
-    loss0 = float(model(x, y).detach())
+    loss0 = float(forward().detach())
     t0 = time.process_time()
     for _ in range(3):  # warm-up (also allocates the optimizer's state)
         step(chosen[1])
@@ -254,6 +380,8 @@ def worker(args):
         "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_report(torch),
         "capability": (re.findall(r"CPU capability usage: (\S+)", torch.__config__.show()) or ["?"])[0],
     }
+    if args.bf16:  # after timing: what autocast did in one more step, and oneDNN's bf16 kernel
+        out["bf16"] = dict(bf16_step_report(torch, model, x, y), onednn=onednn_report(torch))
     print(json.dumps(out))
 
 
@@ -316,6 +444,49 @@ def check():
         ref = mg.loss_fn(mg.forward(cfg, P, x, None), y).item()
     expect(abs(ours - ref) <= 1e-12 * abs(ref),
            f"the module is SPEC's model: loss {ours:.15f} == make_golden.py's {ref:.15f} (float64)")
+
+    # bf16 autocast (--bf16): on CPU in this torch, a Linear's output inside autocast is bf16 and
+    # every matrix product of forward and backward runs in bf16; the loss is float32 and near the
+    # float one; parameters and gradients stay float32; AdamW still moves the weights.
+    lin = torch.nn.Linear(64, 32)
+    with autocast(torch):
+        out = lin(torch.randn(8, 64))
+    expect(out.dtype == torch.bfloat16, f"autocast('cpu', bfloat16): nn.Linear output dtype {out.dtype}")
+    model, x, y = build_torch(shape, seed=0)
+    with torch.no_grad():
+        loss32 = model(x, y).item()
+    rep = bf16_step_report(torch, model, x, y)
+    mm = rep["matmuls"]
+    expect(rep["linear_out"] == "torch.bfloat16" and set(mm) == {"bfloat16"},
+           f"bf16 step: block Linear output {rep['linear_out']}, matrix products forward+backward by dtype {mm}")
+    expect(rep["loss"] == "torch.float32" and rep["params"] == ["torch.float32"] and rep["grads"] == ["torch.float32"],
+           f"bf16 step: loss {rep['loss']}, parameters {rep['params']}, gradients {rep['grads']}")
+    opt = make_opt(torch, model, True)
+    before = model.tok.weight.detach().clone()
+    with autocast(torch):
+        loss16 = model(x, y)
+    opt.zero_grad(set_to_none=True)
+    loss16.backward()
+    opt.step()
+    moved = (model.tok.weight.detach() - before).abs().max().item()
+    expect(abs(loss16.item() - loss32) < 0.02 and 0 < moved <= 1e-4 * 1.01,
+           f"bf16 step: loss {loss16.item():.4f} vs float32 {loss32:.4f} (within 0.02), max |delta tok_emb| {moved:.2e} (<= lr)")
+    dnn = onednn_report(torch)
+    print(f"     oneDNN {dnn['version']}, ISA {dnn['isa']}, bf16 matmul kernel {dnn['impl']}, "
+          f"256^3 {dnn['bf16_gemm_256_gflops']:.0f} GFLOP/s")
+    # The --bf16 worker path itself, in a fresh process (a few untimed-quality steps).
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--bf16", "--shape", "nano",
+           "--steps", "5", "--variant", "1,1"]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd="/",
+                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+    try:
+        w = json.loads(p.stdout.strip().splitlines()[-1])
+        b = w["bf16"]
+        expect(p.returncode == 0 and w["ms"] > 0 and set(b["matmuls"]) == {"bfloat16"} and math.isfinite(w["loss"]),
+               f"--worker --bf16 --shape nano: {w['ms']:.3f} ms/step, loss {w['loss0']:.4f} -> {w['loss']:.4f}, "
+               f"matmuls {b['matmuls']}, kernel {b['onednn']['impl']}")
+    except (IndexError, ValueError, KeyError) as e:
+        expect(False, f"--worker --bf16 --shape nano: {e}: {(p.stdout + p.stderr).strip()[-500:]}")
     print(f"{'passed' if ok else 'FAILED'} in {time.time() - t0:.1f} s (torch {torch.__version__})")
     return 0 if ok else 1
 
@@ -338,17 +509,22 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_sf(binary, shape, cpu, min_time):
-    cmd = ["taskset", "-c", str(cpu), binary, f"--benchmark_filter=^train_step/{shape}$",
+def run_sf(binary, shape, cpu, min_time, bench="train_step"):
+    """One sf_bench_train process for bench/shape; bench train_step_bf16 gives the bf16 policy's
+    row, whose pct_peak/peak are then its pct_bf16_peak/bf16_peak_GFLOPs."""
+    cmd = ["taskset", "-c", str(cpu), binary, f"--benchmark_filter=^{bench}/{shape}$",
            "--benchmark_format=json", f"--benchmark_min_time={min_time}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed: {p.stderr.strip()[-500:]}")
     doc = json.loads(p.stdout)
-    b = next(b for b in doc["benchmarks"] if b["name"] == f"train_step/{shape}")
+    b = next(b for b in doc["benchmarks"] if b["name"] == f"{bench}/{shape}")
     scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
-    return {"ms": b["cpu_time"] * scale, "gflops": b.get("GFLOPs"), "pct_peak": b.get("pct_peak"),
-            "peak": b.get("peak_GFLOPs"), "iterations": b["iterations"], "context": doc["context"]}, cmd
+    bf16 = bench.endswith("_bf16")
+    return {"ms": b["cpu_time"] * scale, "gflops": b.get("GFLOPs"),
+            "pct_peak": b.get("pct_bf16_peak" if bf16 else "pct_peak"),
+            "peak": b.get("bf16_peak_GFLOPs" if bf16 else "peak_GFLOPs"),
+            "iterations": b["iterations"], "context": doc["context"]}, cmd
 
 
 def cpu_flags():
@@ -378,7 +554,7 @@ def torch_env(args):
     return env
 
 
-def run_torch(py, blas, shape, cpu, steps, variant, extra_env):
+def run_torch(py, blas, shape, cpu, steps, variant, extra_env, bf16=False):
     env = dict(os.environ, **extra_env)
     env["LD_LIBRARY_PATH"] = ":".join(BLAS[blas][1] + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
     for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -388,6 +564,8 @@ def run_torch(py, blas, shape, cpu, steps, variant, extra_env):
         cmd += ["--steps", str(steps)]
     if variant:
         cmd += ["--variant", "%d,%d" % variant]
+    if bf16:
+        cmd.append("--bf16")
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
     if p.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed: {p.stderr.strip()[-800:]}")
@@ -434,6 +612,9 @@ def main():
     ap.add_argument("--openblas-coretype", default="auto",
                     help="OPENBLAS_CORETYPE: auto (SKYLAKEX on an AVX-512 CPU), default (OpenBLAS's detection), HASWELL, ...")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--bf16", action="store_true",
+                    help="also time bf16 mixed precision at " + ", ".join(BF16_SHAPES) +
+                    ": staticformer's train_step_bf16 and PyTorch under CPU autocast (a second table)")
     ap.add_argument("--check", action="store_true", help="quick self-test of the PyTorch model, no timing")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--shape", default="nano", help=argparse.SUPPRESS)
@@ -477,20 +658,40 @@ def main():
 
     tenv = torch_env(args)
     cols = ["sf"] + [f"torch:{b}" for b in blases] + ["llmc"]
-    res = {s: {c: [] for c in cols} for s in shapes}
+    # --bf16: staticformer bf16 and PyTorch autocast-bf16 (one BLAS: it calls no sgemm_), each run
+    # right after its float counterparts, at the shapes sf_bench_train has bf16 rows for.
+    bcols = ["sf:bf16", "torch:bf16"] if args.bf16 else []
+    b16 = next((b for b in BF16_BLAS if os.path.isdir(BLAS[b][1][0])), None)
+    order = cols[:1] + bcols[:1] + cols[1:-1] + bcols[1:] + cols[-1:]
+    res = {s: {c: [] for c in cols + bcols} for s in shapes}
     extra = {s: {} for s in shapes}  # last details per column
     pct = {s: [] for s in shapes}  # staticformer's pct_peak per round
     peaks = []  # its measured peak GFLOP/s, every run
+    pct16 = {s: [] for s in shapes}  # the same for its bf16 rows: pct_bf16_peak, bf16_peak_GFLOPs
+    peaks16 = []
     errors, commands = {}, {}
     variant = {}
     for r in range(args.rounds):
         for s in shapes:
-            for c in cols:
+            for c in order:
+                if c in bcols and s not in BF16_SHAPES:
+                    continue
                 try:
                     if c == "sf":
                         if not have_sf:
                             continue
                         out, cmd = run_sf(binary, s, args.cpu, args.min_time)
+                    elif c == "sf:bf16":
+                        if not have_sf:
+                            continue
+                        out, cmd = run_sf(binary, s, args.cpu, args.min_time, "train_step_bf16")
+                    elif c == "torch:bf16":
+                        if not py or not b16:
+                            continue
+                        out, cmd = run_torch(py, b16, s, args.cpu, args.steps, variant.get((s, "bf16")), tenv, bf16=True)
+                        variant.setdefault((s, "bf16"), (out["foreach"], out["set_to_none"]))
+                        if r == 0:
+                            extra[s][c + ":calib"] = out["calib_ms"]
                     elif c == "llmc":
                         if not have_peers:
                             continue
@@ -512,6 +713,10 @@ def main():
                     pct[s].append(out["pct_peak"])
                     if out["peak"]:
                         peaks.append(out["peak"])
+                elif c == "sf:bf16":
+                    pct16[s].append(out["pct_peak"])
+                    if out["peak"]:
+                        peaks16.append(out["peak"])
                 extra[s][c] = out
                 commands.setdefault(c, cmd)
                 log(f"round {r + 1}/{args.rounds} {s:8s} {c:14s} {out['ms']:9.3f} ms")
@@ -532,6 +737,10 @@ def main():
         lines.append(f"staticformer: {commands.get('sf') and shlex.join(commands['sf'])}  (per shape)")
         pk = f"median {statistics.median(peaks):.1f}, range {min(peaks):.1f}-{max(peaks):.1f}" if peaks else "?"
         lines.append(f"  build type {btype}; AVX FMA peak measured by sf_bench_train after each run: {pk} GFLOP/s")
+        if args.bf16:
+            pk = f"median {statistics.median(peaks16):.1f}, range {min(peaks16):.1f}-{max(peaks16):.1f}" if peaks16 else "?"
+            lines.append(f"staticformer bf16: {commands.get('sf:bf16') and shlex.join(commands['sf:bf16'])}  (per shape)")
+            lines.append(f"  vdpbf16ps peak measured by sf_bench_train after each run: {pk} GFLOP/s")
     else:
         lines.append(f"staticformer: {binary} not built")
     for b in blases:
@@ -558,6 +767,36 @@ def main():
             if cal:
                 lines.append(f"    {s} calibration ms (foreach,set_to_none): " +
                              ", ".join(f"{k}: {v:.3f}" for k, v in cal.items()))
+    if args.bf16:
+        c = "torch:bf16"
+        d = next((extra[s][c] for s in shapes if c in extra[s]), None)
+        if not b16:
+            lines.append(f"PyTorch autocast bf16: no BLAS directory installed ({', '.join(BLAS[b][1][0] for b in BF16_BLAS)})")
+        elif d is None:
+            lines.append("PyTorch autocast bf16: no result")
+        else:
+            dn = d["bf16"]["onednn"]
+            lines.append(f"PyTorch autocast bf16: torch.autocast('cpu', dtype=torch.bfloat16) around forward + loss; "
+                         f"float32 parameters, gradients {'/'.join(g.replace('torch.', '') for g in d['bf16']['grads'])}, AdamW; "
+                         f"torch {d['torch']}, {d['threads']} thread, ATen {d['capability']}, BLAS {BLAS[b16][0][8:]} "
+                         f"(sgemm_ from {d['blas']['sgemm_from']}, not called by the step)")
+            lines.append(f"  oneDNN {dn['version']}, ISA {dn['isa']}; bf16 matmul kernel {dn['impl']}, "
+                         f"256^3 {dn['bf16_gemm_256_gflops']:.1f} GFLOP/s")
+            for s in shapes:
+                if c in extra[s]:
+                    b = extra[s][c]["bf16"]
+                    lines.append(f"  {s}: checked after timing: Linear output {b['linear_out'].replace('torch.', '')}, "
+                                 f"matrix products of forward + backward by dtype "
+                                 + (", ".join(f"{k} {v}" for k, v in sorted(b["matmuls"].items())) or "?"))
+            lines.append(f"  {commands[c]}  (per shape)")
+            ch = ", ".join(f"{s} foreach={variant[(s, 'bf16')][0]} set_to_none={variant[(s, 'bf16')][1]}"
+                           for s in shapes if (s, "bf16") in variant)
+            lines.append(f"  AdamW/zero_grad chosen in round 1 (fastest of 4): {ch}")
+            for s in shapes:
+                cal = extra[s].get(c + ":calib")
+                if cal:
+                    lines.append(f"    {s} calibration ms (foreach,set_to_none): " +
+                                 ", ".join(f"{k}: {v:.3f}" for k, v in cal.items()))
     if have_peers:
         d = next((extra[s]["llmc"] for s in shapes if "llmc" in extra[s]), None)
         lines.append(f"llm.c: {commands.get('llmc', '?')}  (per shape)" + (f"\n  e.g. {d['line']}" if d else ""))
@@ -565,7 +804,7 @@ def main():
         lines.append(f"llm.c: {peers}/run.sh not found (--peers)")
     for s in shapes:
         n = param_count(SHAPES[s])
-        chk = [extra[s][c]["params"] for c in cols if c != "sf" and c in extra[s]]
+        chk = [extra[s][c]["params"] for c in cols + bcols if not c.startswith("sf") and c in extra[s]]
         bad = [p for p in chk if p != n]
         sh = SHAPES[s]
         lines.append(f"{s}: V{sh['V']} T{sh['T']} D{sh['D']} H{sh['H']} L{sh['L']} F{sh['F']} B{sh['B']}, "
@@ -603,16 +842,58 @@ def main():
             ratio = f", ×{m / sf:.2f}" if sf else ""
             row.append(f"{m:.3f} ({fl / m / 1e6:.1f}{ratio})")
         rows.append(row)
-    if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---" if i == 0 else "--:" for i in range(len(head))) + "|")
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        w = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
-        for r in [head] + rows:
-            print("  ".join(x.ljust(w[i]) if i == 0 else x.rjust(w[i]) for i, x in enumerate(r)))
+    def table(head, rows):
+        if args.markdown:
+            print("| " + " | ".join(head) + " |")
+            print("|" + "|".join("---" if i == 0 else "--:" for i in range(len(head))) + "|")
+            for row in rows:
+                print("| " + " | ".join(row) + " |")
+        else:
+            w = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+            for r in [head] + rows:
+                print("  ".join(x.ljust(w[i]) if i == 0 else x.rjust(w[i]) for i, x in enumerate(r)))
+
+    table(head, rows)
     print("\nms = median CPU milliseconds per training step; ×sf = that time / staticformer's (> 1: staticformer faster).")
+    if not args.bf16:
+        return 1 if errors else 0
+
+    # ---- --bf16: the mixed-precision table
+    print()
+    s16 = [s for s in shapes if s in BF16_SHAPES]
+    if not s16:
+        print(f"bf16: none of the shapes has bf16 rows (only {', '.join(BF16_SHAPES)})")
+        return 1 if errors else 0
+    print(f"bf16 mixed precision (--bf16; bf16 rows exist for {', '.join(BF16_SHAPES)}):\n")
+    t32 = f"torch:{b16}" if b16 else None
+    tname = BLAS[b16][0] if b16 else "PyTorch"
+    head = ["shape", "staticformer bf16 ms (GFLOP/s)", "% bf16 peak", "sf f32/bf16",
+            "PyTorch autocast-bf16 ms (GFLOP/s, ×sf-bf16)", f"{tname} f32/bf16"]
+    rows = []
+    for s in s16:
+        fl = flops_per_step(SHAPES[s])
+        sf, sf16, t16 = med(s, "sf"), med(s, "sf:bf16"), med(s, "torch:bf16")
+        f32 = med(s, t32) if t32 in res[s] else None
+        row = [s]
+        if sf16 is None:
+            row += ["not built" if not have_sf else "error", "—"]
+        else:
+            pp = [x for x in pct16[s] if x is not None]
+            row.append(f"{sf16:.3f} ({fl / sf16 / 1e6:.1f})")
+            row.append(f"{statistics.median(pp):.0f}%" if pp else "—")
+        row.append(f"×{sf / sf16:.2f}" if sf and sf16 else "—")
+        if t16 is None:
+            row.append("n/a" if not py or not b16 else "error")
+        else:
+            ratio = f", ×{t16 / sf16:.2f}" if sf16 else ""
+            row.append(f"{t16:.3f} ({fl / t16 / 1e6:.1f}{ratio})")
+        row.append(f"×{f32 / t16:.2f}" if f32 and t16 else "—")
+        rows.append(row)
+    table(head, rows)
+    print("\nbf16 mixed precision: bf16 matrix products, float32 master weights, gradients and AdamW; GFLOP/s at the float"
+          " FLOP count. ×sf-bf16 = that time / staticformer bf16's (> 1: staticformer faster); f32/bf16 = the float"
+          " median / the bf16 median of the same implementation in this run (> 1: bf16 faster)"
+          + (f"; PyTorch's float run: {tname}." if b16 else "."))
     return 1 if errors else 0
 
 

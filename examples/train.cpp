@@ -61,23 +61,25 @@
 #include "staticformer/threads.hpp"
 #include "staticformer/train.hpp"
 
-// The checkpoint code is large: save_training and load_training for nano are compiled in a
-// translation unit of their own, examples/train/checkpoint.cpp, to keep each quick to compile.
-extern template sf::status sf::io::save_training<sf::configs::nano>(const std::string&,
-                                                                    const sf::trainer<sf::configs::nano>&,
-                                                                    const sf::dataset<sf::configs::nano>&,
-                                                                    const sf::char_tokenizer&, sf::io::metadata_map,
-                                                                    const sf::io::metadata_map&);
-extern template sf::status sf::io::load_training<sf::configs::nano>(const std::string&, sf::trainer<sf::configs::nano>&,
-                                                                    sf::dataset<sf::configs::nano>&,
-                                                                    sf::char_tokenizer&, sf::io::optimizer_info*);
+// The checkpoint code is large: save_training and load_training for nano (float32 and bf16
+// products, SF_TRAIN_CONFIGS) are compiled in a translation unit of their own,
+// examples/train/checkpoint.cpp, to keep each quick to compile.
+#define SF_TRAIN_CONFIGS(X) X(sf::configs::nano) X(sf::configs::nano.with(sf::precision_kind::bf16))
+#define SF_TRAIN_EXTERN(CFG)                                                                                   \
+  extern template sf::status sf::io::save_training<CFG>(const std::string&, const sf::trainer<CFG>&,          \
+                                                        const sf::dataset<CFG>&, const sf::char_tokenizer&,   \
+                                                        sf::io::metadata_map, const sf::io::metadata_map&);   \
+  extern template sf::status sf::io::load_training<CFG>(const std::string&, sf::trainer<CFG>&, sf::dataset<CFG>&, \
+                                                        sf::char_tokenizer&, sf::io::optimizer_info*);
+SF_TRAIN_CONFIGS(SF_TRAIN_EXTERN)
 
 // Decoding with the trained weights is in examples/train/decode.cpp (its own translation unit):
 // the sample at the end, and the validation loss with float and int8 weights through the KV-cache
 // decoder, with the int8 checkpoint written beside the float one.
 std::string generate(const sf::params<sf::configs::nano>& p, const sf::char_tokenizer& tok, const std::string& prompt,
                      std::size_t n, std::uint64_t seed, float temperature = 0.8f);
-sf::status report_int8(const sf::params<sf::configs::nano>& p, const sf::dataset<sf::configs::nano>& data,
+template <sf::config DC>
+sf::status report_int8(const sf::params<sf::configs::nano>& p, const sf::dataset<DC>& data,
                        const sf::char_tokenizer& tok, const std::string& out_dir);
 
 #ifndef SF_DEFAULT_CORPUS
@@ -116,6 +118,7 @@ struct options {
   std::size_t sample_chars = 400;
   bool plot = true;
   std::size_t threads = 1;  // > 1: the matrix products on a thread pool (the same bits)
+  sf::precision_kind precision = sf::precision_kind::f32;  // of the matrix products (config.hpp)
 };
 
 // The run's settings that the checkpoint stores (train.<name> in the optimizer file) and a
@@ -165,7 +168,10 @@ void usage(std::FILE* to) {
                "  --sample N       characters to generate at the end (400; 0: none)\n"
                "  --no-plot        do not run gnuplot\n"
                "  --threads N      split the matrix products over N threads, 1 to 64 (default 1): the same\n"
-               "                   results bit for bit; --seconds then limits wall-clock time\n",
+               "                   results bit for bit; --seconds then limits wall-clock time\n"
+               "  --precision P    f32 (default: exact float32) or bf16 (the products of the linear layers\n"
+               "                   and the head with bf16 operands, float32 sums; weights, optimizer and\n"
+               "                   checkpoint stay float32); a resumed run needs the precision it began with\n",
                reference_steps_per_second);
 }
 
@@ -215,6 +221,15 @@ bool parse(int argc, char** argv, options& o) {
     else if (a == "--sample") integer(o.sample_chars, 0, 100'000'000);
     else if (a == "--no-plot") o.plot = false;
     else if (a == "--threads") integer(o.threads, 1, 64);
+    else if (a == "--precision") {
+      const char* v = value();
+      const auto p = sf::parse<sf::precision_kind>(v);
+      if (!p) {
+        std::fprintf(stderr, "train: --precision: '%s' is not f32 or bf16\n", v);
+        std::exit(2);
+      }
+      o.precision = *p;
+    }
     else if (a == "-h" || a == "--help") {
       usage(stdout);
       std::exit(0);
@@ -388,13 +403,11 @@ bool plot(const std::string& csv, const std::string& png, const std::string& tit
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  options o;
-  if (!parse(argc, argv, o)) return 2;
+namespace {
+// The run, with the model's products in TC.precision (nano otherwise).
+template <sf::config TC>
+int run(options& o) {
   const bool resuming = !o.resume.empty();
-  bool out_given = false;
-  for (int i = 1; i < argc; ++i) out_given = out_given || std::strcmp(argv[i], "--out") == 0;
-  if (resuming && !out_given) o.out = o.resume;
 
   // ---- corpus, tokenizer, data
   std::string corpus_path = o.data;
@@ -414,19 +427,26 @@ int main(int argc, char** argv) {
   }
   std::vector<std::int32_t> ids;
   if (sf::status s = tok.encode(text, ids); !s) return std::fprintf(stderr, "train: %s\n", s.message()), 1;
-  sf::dataset<C> data(ids, 0.1, o.seed);
+  sf::dataset<TC> data(ids, 0.1, o.seed);
   if (!data.ok()) return std::fprintf(stderr, "train: %s\n", data.status().message()), 1;
 
   // ---- model, gradients, moments, activations: allocated once, never in a step
-  auto tr = std::make_unique<sf::trainer<C>>();
+  auto tr = std::make_unique<sf::trainer<TC>>();
   sf::init_params(tr->p, o.seed);
   double elapsed_before = 0, cpu_before = 0;  // training seconds of earlier sessions (wall, CPU)
   std::vector<row> rows;
   if (resuming) {
     sf::char_tokenizer saved_tok;
     sf::io::optimizer_info info;
-    if (sf::status s = sf::io::load_training<C>(o.resume, *tr, data, saved_tok, &info); !s)
+    if (sf::status s = sf::io::load_training<TC>(o.resume, *tr, data, saved_tok, &info); !s)
       return std::fprintf(stderr, "train: cannot resume from '%s': %s\n", o.resume.c_str(), s.message()), 1;
+    // A run continues in the precision it began with (bit for bit); runs saved before there was a
+    // choice were float32.
+    const auto saved = info.metadata.find("train.precision");
+    const std::string was = saved == info.metadata.end() ? "f32" : saved->second;
+    if (was != sf::to_string(TC.precision))
+      return std::fprintf(stderr, "train: cannot resume from '%s': it was trained with --precision %s, not %s\n",
+                          o.resume.c_str(), was.c_str(), sf::to_string(TC.precision)), 1;
     if (!(saved_tok == tok))
       return std::fprintf(stderr, "train: the checkpoint's tokenizer differs from this corpus's\n"), 1;
     // The run's settings come from the checkpoint, so that it continues exactly; each is
@@ -452,9 +472,10 @@ int main(int argc, char** argv) {
                                  .warmup_steps = static_cast<std::int64_t>(o.warmup * static_cast<double>(total)),
                                  .total_steps = total};
 
-  fmt::print("staticformer train: nano (V {} T {} D {} H {} L {} F {}), B {}, {} parameters, {:.1f} MB of training state\n",
-             C.V, C.T, C.D, C.H, C.L, C.F, C.B, sf::parameter_count<sf::params<C>>,
-             static_cast<double>(sizeof(sf::trainer<C>)) / (1 << 20));
+  fmt::print("staticformer train: nano (V {} T {} D {} H {} L {} F {}), B {}, {} products, {} parameters, {:.1f} MB "
+             "of training state\n",
+             C.V, C.T, C.D, C.H, C.L, C.F, C.B, sf::to_string(TC.precision), sf::parameter_count<sf::params<C>>,
+             static_cast<double>(sizeof(sf::trainer<TC>)) / (1 << 20));
   fmt::print("corpus {}: {} chars, vocabulary {}, train {} / validation {} tokens\n", corpus_path, text.size(),
              tok.size(), data.train_size(), data.val_size());
   fmt::print("schedule: {} steps ({} tokens), AdamW lr {:g} warm-up {} steps, cosine to {:g}, wd {:g}, clip {:g}; "
@@ -550,7 +571,8 @@ int main(int argc, char** argv) {
   run.cpu_seconds = cpu_seconds;
   sf::io::metadata_map run_meta = run.to_metadata();
   run_meta["train.batch"] = std::to_string(C.B);
-  if (sf::status s = sf::io::save_training<C>(o.out, *tr, data, tok, {}, run_meta); !s)
+  run_meta["train.precision"] = sf::to_string(TC.precision);
+  if (sf::status s = sf::io::save_training<TC>(o.out, *tr, data, tok, {}, run_meta); !s)
     return std::fprintf(stderr, "train: cannot save the checkpoint in '%s': %s\n", o.out.c_str(), s.message()), 1;
   const std::string csv = sf::io::detail::join(o.out, "loss.csv");
   if (!write_csv(csv, rows)) std::fprintf(stderr, "train: cannot write '%s'\n", csv.c_str());
@@ -558,7 +580,8 @@ int main(int argc, char** argv) {
   bool plotted = false;
   if (o.plot) {
     plotted = plot(csv, png,
-                   fmt::format("nano on tiny-shakespeare: B {}, {} steps, val loss {:.3f}", C.B, tr->steps(), val_loss));
+                   fmt::format("nano on tiny-shakespeare: B {}, {}, {} steps, val loss {:.3f}", C.B,
+                               sf::to_string(TC.precision), tr->steps(), val_loss));
     if (!plotted) std::fprintf(stderr, "train: gnuplot failed or is missing (apt-get install gnuplot-nox); no plot\n");
   }
   fmt::print("saved {}/{} (+ optimizer state), {}{}\n", o.out, sf::io::model_file_name, csv,
@@ -580,4 +603,14 @@ int main(int argc, char** argv) {
   fmt::print("final: steps {}, train loss {:.4f}, val loss {:.4f}, tokens/s {:.0f}, seconds {:.1f}\n", tr->steps(),
              train_loss, val_loss, tokens / seconds, seconds);
   return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse(argc, argv, o)) return 2;
+  bool out_given = false;
+  for (int i = 1; i < argc; ++i) out_given = out_given || std::strcmp(argv[i], "--out") == 0;
+  if (!o.resume.empty() && !out_given) o.out = o.resume;
+  return o.precision == sf::precision_kind::bf16 ? run<C.with(sf::precision_kind::bf16)>(o) : run<C>(o);
 }

@@ -107,6 +107,47 @@ TEST(q8_public, native_matvec_and_matmul) {
   std::printf("q8 native backend: %s\n", q8::native::name);
 }
 
+// matvec_rows (the prefill's int8 products: up to rows_per_pass rows per pass over the weights):
+// every backend, 1 to rows_per_pass rows, odd shapes, bias on and off, an output row stride wider
+// than N — the same bits as the scalar matvec of each row, and nothing written between rows.
+template <class B, std::size_t K, std::size_t N>
+int rows_against_matvec(std::uint64_t seed) {
+  constexpr std::size_t R = q8::rows_per_pass<B>, ldy = N + 3;
+  static float W[K * N], X[R * K], bias[N], Y[R * ldy], Y_ref[R * ldy];
+  static q8::matrix<K, N> w;
+  static q8::vector<K> v[R];
+  c::fill_weights(W, K, N, 1, seed);
+  c::fill_x(X, R * K, 1, seed + 1);
+  c::fill_bias(bias, N, seed + 2);
+  q8::quantize(w, W);
+  for (std::size_t r = 0; r < R; ++r) q8::quantize_with<q8::scalar>(v[r], X + r * K);
+  int bad = 0;
+  for (std::size_t rows = 1; rows <= R; ++rows)
+    for (const float* b : {static_cast<const float*>(nullptr), static_cast<const float*>(bias)}) {
+      for (std::size_t i = 0; i < R * ldy; ++i) Y[i] = Y_ref[i] = -7.0f;
+      q8::matvec_rows_with<B>(Y, ldy, v, rows, w, b);
+      for (std::size_t r = 0; r < rows; ++r) q8::matvec_with<q8::scalar>(Y_ref + r * ldy, v[r], w, b);
+      bad += std::memcmp(Y, Y_ref, sizeof Y) != 0;
+    }
+  return bad;
+}
+template <class B>
+void expect_rows() {
+  const int bad = rows_against_matvec<B, 33, 17>(1) + rows_against_matvec<B, 64, 64>(2) +
+                  rows_against_matvec<B, 100, 65>(3) + rows_against_matvec<B, 256, 100>(4) +
+                  rows_against_matvec<B, 128, 512>(5) + rows_against_matvec<B, 7, 3>(6);
+  EXPECT_EQ(bad, 0) << B::name << ": matvec_rows differs from matvec row by row";
+  std::printf("[ q8 %-12s ] matvec_rows, up to %zu rows per pass, 6 shapes, bias on/off: %d checks failed\n", B::name,
+              q8::rows_per_pass<B>, bad);
+}
+TEST(q8_rows, scalar) { expect_rows<q8::scalar>(); }
+#if defined(SF_Q8_HAVE_AVX512_VNNI)
+TEST(q8_rows, avx512_vnni) { expect_rows<q8::avx512_vnni>(); }
+#else
+TEST(q8_rows, avx512_vnni) { GTEST_SKIP() << "not compiled for AVX512-VNNI"; }
+#endif
+TEST(q8_rows, native) { expect_rows<q8::native>(); }
+
 // -128 in the canonical form is clamped to -127 by pack (the kernels rely on |q| <= 127).
 TEST(q8_public, pack_clamps_minus_128) {
   constexpr std::size_t K = 5, N = 2;

@@ -1,5 +1,5 @@
 // Part of the `train` example (examples/train.cpp): saving and restoring a training run of
-// nano, compiled here once (explicit instantiations; train.cpp declares them `extern template`).
+// nano (float32 and bf16 products), compiled here once (explicit instantiations; train.cpp declares them `extern template`).
 #include <string>
 
 #include "staticformer/data.hpp"
@@ -9,10 +9,12 @@
 #include "staticformer/tokenizer.hpp"
 #include "staticformer/train.hpp"
 
-template sf::status sf::io::save_training<sf::configs::nano>(const std::string&, const sf::trainer<sf::configs::nano>&,
-                                                             const sf::dataset<sf::configs::nano>&,
-                                                             const sf::char_tokenizer&, sf::io::metadata_map,
-                                                             const sf::io::metadata_map&);
-template sf::status sf::io::load_training<sf::configs::nano>(const std::string&, sf::trainer<sf::configs::nano>&,
-                                                             sf::dataset<sf::configs::nano>&, sf::char_tokenizer&,
-                                                             sf::io::optimizer_info*);
+#define SF_TRAIN_INSTANTIATE(CFG)                                                                              \
+  template sf::status sf::io::save_training<CFG>(const std::string&, const sf::trainer<CFG>&,                  \
+                                                 const sf::dataset<CFG>&, const sf::char_tokenizer&,           \
+                                                 sf::io::metadata_map, const sf::io::metadata_map&);           \
+  template sf::status sf::io::load_training<CFG>(const std::string&, sf::trainer<CFG>&, sf::dataset<CFG>&,     \
+                                                 sf::char_tokenizer&, sf::io::optimizer_info*);
+// float32 products, and bf16 products (the same weights and files; --precision bf16)
+SF_TRAIN_INSTANTIATE(sf::configs::nano)
+SF_TRAIN_INSTANTIATE(sf::configs::nano.with(sf::precision_kind::bf16))

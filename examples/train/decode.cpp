@@ -30,8 +30,8 @@ namespace {
 // Mean cross-entropy over the whole validation split, position by position through the KV-cache
 // decoder with weights W (float: sf::params, int8: sf::params<C, sf::int8>): the loss the deployed
 // model sees. (With float weights it equals trainer::evaluate up to the summation order.)
-template <class W, class Weights>
-double decoder_val_loss(const Weights& weights, const sf::dataset<C>& data) {
+template <class W, class Weights, sf::config DC>
+double decoder_val_loss(const Weights& weights, const sf::dataset<DC>& data) {
   static sf::decoder<C1, W> dec;
   static sf::tokens_t<C> tokens;
   static sf::targets_t<C> targets;
@@ -83,7 +83,9 @@ std::string generate(const sf::params<C>& p, const sf::char_tokenizer& tok, cons
 // int8 weights quantized from p: the validation loss through the decoder beside the float
 // weights' (the quality bar of issue #9: within 1%), the weights' sizes, and
 // out_dir/model-int8.safetensors (io/quantized.hpp, with the tokenizer, for staticformer-generate).
-sf::status report_int8(const sf::params<C>& p, const sf::dataset<C>& data, const sf::char_tokenizer& tok,
+// (data: the run's, whose config may differ from nano in the precision of its products only)
+template <sf::config DC>
+sf::status report_int8(const sf::params<C>& p, const sf::dataset<DC>& data, const sf::char_tokenizer& tok,
                        const std::string& out_dir) {
   static sf::params<C, sf::int8> q;
   sf::quantize(q, p);
@@ -99,3 +101,8 @@ sf::status report_int8(const sf::params<C>& p, const sf::dataset<C>& data, const
   fmt::print("saved {} (int8 weights, for staticformer-generate)\n", path);
   return sf::status::ok();
 }
+template sf::status report_int8<C>(const sf::params<C>&, const sf::dataset<C>&, const sf::char_tokenizer&,
+                                   const std::string&);
+template sf::status report_int8<C.with(sf::precision_kind::bf16)>(const sf::params<C>&,
+                                                                  const sf::dataset<C.with(sf::precision_kind::bf16)>&,
+                                                                  const sf::char_tokenizer&, const std::string&);

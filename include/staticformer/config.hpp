@@ -19,6 +19,15 @@ namespace sf {
 enum class norm_kind { layernorm, rmsnorm };
 enum class position_kind { learned, sinusoidal, rope };
 enum class activation_kind { relu, gelu, gelu_tanh };
+// The precision policy of the matrix products (the only thing it changes):
+//   f32   float32 operands and sums: the exact path, the default.
+//   bf16  the usual mixed-precision recipe: the products of the linear layers and the LM head
+//         (forward, and both products of their backward) take their operands rounded to bf16
+//         and sum in float32 (kernels/gemm_bf16.hpp); everything else — master weights,
+//         gradients, optimizer state, norms, softmax, attention's per-head products, the
+//         loss — stays float32, and so do checkpoints. Weights do not depend on it
+//         (weights_config resets it), so a model trained in bf16 is an ordinary float model.
+enum class precision_kind { f32, bf16 };
 
 struct config {
   std::size_t V = 0;  // vocabulary size
@@ -34,8 +43,15 @@ struct config {
   bool tied = true;   // lm_head = tok_emb^T
   bool bias = true;   // biases in attention and feed-forward
   double norm_eps = 1e-5;
+  precision_kind precision = precision_kind::f32;  // of the matrix products (above)
 
   constexpr std::size_t dk() const { return H == 0 ? 0 : D / H; }
+  // The same model with its products in precision p: sf::configs::micro.with(sf::precision_kind::bf16)
+  constexpr config with(precision_kind p) const {
+    config c = *this;
+    c.precision = p;
+    return c;
+  }
   friend constexpr bool operator==(const config&, const config&) = default;
 };
 
@@ -51,6 +67,9 @@ template <> struct enum_names<position_kind> {
 template <> struct enum_names<activation_kind> {
   static constexpr const char* value[] = {"relu", "gelu", "gelu_tanh"};
 };
+template <> struct enum_names<precision_kind> {
+  static constexpr const char* value[] = {"f32", "bf16"};
+};
 
 namespace detail {
 template <class E>
@@ -64,6 +83,7 @@ constexpr const char* enum_name(E k) {  // (a value outside the enumeration read
 constexpr const char* to_string(norm_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(position_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(activation_kind k) { return detail::enum_name(k); }
+constexpr const char* to_string(precision_kind k) { return detail::enum_name(k); }
 
 // The inverse of to_string: sf::parse<sf::norm_kind>("rmsnorm") is norm_kind::rmsnorm, and a
 // name that is not one of E's is nothing.

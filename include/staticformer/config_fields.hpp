@@ -22,7 +22,7 @@
 
 #include "staticformer/config.hpp"
 
-BOOST_HANA_ADAPT_STRUCT(sf::config, V, T, D, H, L, F, B, norm, position, activation, tied, bias, norm_eps);
+BOOST_HANA_ADAPT_STRUCT(sf::config, V, T, D, H, L, F, B, norm, position, activation, tied, bias, norm_eps, precision);
 
 namespace sf {
 

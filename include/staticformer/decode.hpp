@@ -270,10 +270,11 @@ class decoder {
       using mx = detail::mt<X>;
       static_assert(mx::cols == W::K && my::cols == W::N && my::rows == mx::rows,
                     "sf::decoder: int8 product shapes (internal)");
-      auto& xq = q8_scratch<W::K>();
-      for (std::size_t r = 0; r < my::rows; ++r) {
-        kernels::q8::quantize(xq, x.data() + r * mx::ld);
-        kernels::q8::matvec(y.data() + r * my::ld, xq, w.m, bias_of(b));
+      auto& xq = q8_scratch<W::K>();  // Rq quantized rows, one product over W for all of them
+      for (std::size_t r0 = 0; r0 < my::rows; r0 += Rq) {
+        const std::size_t n = my::rows - r0 < Rq ? my::rows - r0 : Rq;
+        for (std::size_t r = 0; r < n; ++r) kernels::q8::quantize(xq[r], x.data() + (r0 + r) * mx::ld);
+        kernels::q8::matvec_rows(y.data() + r0 * my::ld, my::ld, xq.data(), n, w.m, bias_of(b));
       }
     } else {
       matmul(y, x, w, b);
@@ -357,10 +358,10 @@ class decoder {
       const auto& bp = p.blocks[l];
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
       if constexpr (R == 1 && int8_weights) {  // one row: quantized once for Q, K and V
-        kernels::q8::quantize(xq_d_, a.data());
-        kernels::q8::matvec(q.data(), xq_d_, bp.attn.wq.m, bias_of(bp.attn.bq));
-        kernels::q8::matvec(k.data(), xq_d_, bp.attn.wk.m, bias_of(bp.attn.bk));
-        kernels::q8::matvec(v.data(), xq_d_, bp.attn.wv.m, bias_of(bp.attn.bv));
+        kernels::q8::quantize(xq_d_[0], a.data());
+        kernels::q8::matvec(q.data(), xq_d_[0], bp.attn.wq.m, bias_of(bp.attn.bq));
+        kernels::q8::matvec(k.data(), xq_d_[0], bp.attn.wk.m, bias_of(bp.attn.bk));
+        kernels::q8::matvec(v.data(), xq_d_[0], bp.attn.wv.m, bias_of(bp.attn.bv));
       } else if constexpr (R == 1) {  // one row: Q, K and V in one loop (three times the chains in flight)
         const kernels::gemv_job<T> qkv[3] = {{q.data(), a.data(), bp.attn.wq.data(), bias_of(bp.attn.bq)},
                                              {k.data(), a.data(), bp.attn.wk.data(), bias_of(bp.attn.bk)},
@@ -408,8 +409,11 @@ class decoder {
   std::array<std::size_t, B> pos_{};
   tensor<T, Batch<B>, Vocab<V>> logits_{};
   [[no_unique_address]] maybe<head_copy, tensor<T, Model<D>, Vocab<V>>> head_t_{};  // tok_embᵀ
-  [[no_unique_address]] maybe<int8_weights, kernels::q8::vector<D>> xq_d_{};  // a quantized (D) row
-  [[no_unique_address]] maybe<int8_weights, kernels::q8::vector<C.F>> xq_f_{};  // a quantized (F) row
+  // Quantized rows of width D and F: Rq of each, the rows an int8 product takes per pass over its
+  // weights (4 with avx512_vnni, else 1: kernels::q8::matvec_rows).
+  static constexpr std::size_t Rq = kernels::q8::rows_per_pass<kernels::q8::native>;
+  [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<D>, Rq>> xq_d_{};
+  [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<C.F>, Rq>> xq_f_{};
   // step buffers (B rows)
   rows_d x_{}, a_{}, q_{}, k_{}, vv_{}, o_{}, y_{};
   rows_f f_{};

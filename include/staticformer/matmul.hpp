@@ -7,6 +7,8 @@
 //   sf::matmul_backward_input(dx, dy, w);     // dx  = dy·wᵀ   (written)
 //   sf::matmul_backward_weight(dw, x, dy);    // dw += xᵀ·dy   (accumulated)
 //   sf::matmul_backward_bias(db, dy);         // db += Σ_rows dy (accumulated)
+//   sf::matmul<sf::precision_kind::bf16>(y, x, w, b);   // the same with bf16 operands, float32 sums
+//                                                        // (every product but matmul_backward_bias)
 //
 // Every operand is a tensor or a typed view (sf::view): a matrix whose rows are named by
 // axes (flattened), whose columns are one axis, with a compile-time row stride. A head's
@@ -22,8 +24,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "staticformer/config.hpp"
 #include "staticformer/kernels/bias.hpp"
 #include "staticformer/kernels/gemm.hpp"
+#include "staticformer/kernels/gemm_bf16.hpp"
 #include "staticformer/reflect.hpp"
 #include "staticformer/shape_error.hpp"
 #include "staticformer/tensor.hpp"
@@ -360,24 +364,46 @@ constexpr bool check_bias() {
     return false;
   }
 }
-// The kernels, on checked operands (M rows of C, N columns, K the contracted extent).
-template <bool Acc, class Cm, class A, class B, class Bias = none>
+// The kernels, on checked operands (M rows of C, N columns, K the contracted extent), in
+// precision P (float32, or bf16 operands with float32 sums: kernels/gemm_bf16.hpp).
+template <precision_kind P, class Cm>
+constexpr void check_precision() {
+  static_assert(P == precision_kind::f32 || std::is_same_v<typename mt<Cm>::value_type, float>,
+                "sf::matmul<precision_kind::bf16>: bf16 products take float tensors (they round the operands "
+                "to bf16 themselves)");
+}
+template <bool Acc, precision_kind P = precision_kind::f32, class Cm, class A, class B, class Bias = none>
 constexpr void run_nn(Cm& c, const A& a, const B& b, const Bias& bias = {}) {
+  check_precision<P, Cm>();
   using E = typename mt<Cm>::value_type;
   const E* bp = nullptr;
   if constexpr (!std::is_same_v<rm<Bias>, none>) bp = bias.data();
-  kernels::gemm_nn<mt<Cm>::rows, mt<Cm>::cols, mt<A>::cols, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(
-      c.data(), a.data(), b.data(), bp);
+  if constexpr (P == precision_kind::bf16)
+    kernels::gemm_nn_bf16<mt<Cm>::rows, mt<Cm>::cols, mt<A>::cols, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(
+        c.data(), a.data(), b.data(), bp);
+  else
+    kernels::gemm_nn<mt<Cm>::rows, mt<Cm>::cols, mt<A>::cols, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(
+        c.data(), a.data(), b.data(), bp);
 }
-template <bool Acc, class Cm, class A, class B>
+template <bool Acc, precision_kind P = precision_kind::f32, class Cm, class A, class B>
 constexpr void run_nt(Cm& c, const A& a, const B& b) {
-  kernels::gemm_nt<mt<Cm>::rows, mt<Cm>::cols, mt<A>::cols, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(c.data(), a.data(),
-                                                                                                 b.data());
+  check_precision<P, Cm>();
+  if constexpr (P == precision_kind::bf16)
+    kernels::gemm_nt_bf16<mt<Cm>::rows, mt<Cm>::cols, mt<A>::cols, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(
+        c.data(), a.data(), b.data());
+  else
+    kernels::gemm_nt<mt<Cm>::rows, mt<Cm>::cols, mt<A>::cols, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(
+        c.data(), a.data(), b.data());
 }
-template <bool Acc, class Cm, class A, class B>
+template <bool Acc, precision_kind P = precision_kind::f32, class Cm, class A, class B>
 constexpr void run_tn(Cm& c, const A& a, const B& b) {
-  kernels::gemm_tn<mt<Cm>::rows, mt<Cm>::cols, mt<A>::rows, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(c.data(), a.data(),
-                                                                                                 b.data());
+  check_precision<P, Cm>();
+  if constexpr (P == precision_kind::bf16)
+    kernels::gemm_tn_bf16<mt<Cm>::rows, mt<Cm>::cols, mt<A>::rows, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(
+        c.data(), a.data(), b.data());
+  else
+    kernels::gemm_tn<mt<Cm>::rows, mt<Cm>::cols, mt<A>::rows, mt<A>::ld, mt<B>::ld, mt<Cm>::ld, Acc>(
+        c.data(), a.data(), b.data());
 }
 }  // namespace detail
 
@@ -393,40 +419,41 @@ template <class M> inline constexpr bool acc_v = std::is_same_v<rm<M>, accumulat
 // y = x·w          x: (..., K)  w: (K, N)  y: (..., N)
 // y = x·w + b      the fourth argument a bias b: (N), or sf::none for no bias
 // y += x·w         the fourth argument sf::accumulate
-template <class Y, class X, class W, class Extra = overwrite_t>
+// (matmul<P>: precision P of the product, float32 unless said — the same for the others below)
+template <precision_kind P = precision_kind::f32, class Y, class X, class W, class Extra = overwrite_t>
 constexpr void matmul(Y&& y, const X& x, const W& w, const Extra& extra = {}) {
   if constexpr (detail::check_matmul<Y, X, W>()) {
-    if constexpr (detail::is_mode_v<Extra>) detail::run_nn<detail::acc_v<Extra>>(y, x, w);
-    else if constexpr (detail::check_bias<Extra, W>()) detail::run_nn<false>(y, x, w, extra);
+    if constexpr (detail::is_mode_v<Extra>) detail::run_nn<detail::acc_v<Extra>, P>(y, x, w);
+    else if constexpr (detail::check_bias<Extra, W>()) detail::run_nn<false, P>(y, x, w, extra);
   }
 }
 
 // c (=|+=) a·bᵀ     a: (..., K)  b: (N, K)  c: (..., N)
-template <class Cm, class A, class B, class Mode = overwrite_t>
+template <precision_kind P = precision_kind::f32, class Cm, class A, class B, class Mode = overwrite_t>
 constexpr void matmul_nt(Cm&& c, const A& a, const B& b, Mode = {}) {
   static_assert(detail::is_mode_v<Mode>, "sf::matmul_nt(C, A, B, mode): mode is sf::overwrite or sf::accumulate");
-  if constexpr (detail::check_matmul_nt<Cm, A, B>()) detail::run_nt<detail::acc_v<Mode>>(c, a, b);
+  if constexpr (detail::check_matmul_nt<Cm, A, B>()) detail::run_nt<detail::acc_v<Mode>, P>(c, a, b);
 }
 
 // c (=|+=) aᵀ·b     a: (rows..., K)  b: (rows..., N)  c: (K, N)
-template <class Cm, class A, class B, class Mode = overwrite_t>
+template <precision_kind P = precision_kind::f32, class Cm, class A, class B, class Mode = overwrite_t>
 constexpr void matmul_tn(Cm&& c, const A& a, const B& b, Mode = {}) {
   static_assert(detail::is_mode_v<Mode>, "sf::matmul_tn(C, A, B, mode): mode is sf::overwrite or sf::accumulate");
-  if constexpr (detail::check_matmul_tn<Cm, A, B>()) detail::run_tn<detail::acc_v<Mode>>(c, a, b);
+  if constexpr (detail::check_matmul_tn<Cm, A, B>()) detail::run_tn<detail::acc_v<Mode>, P>(c, a, b);
 }
 
 // dx (=|+=) dy·wᵀ   dy: (..., N)  w: (K, N)  dx: (..., K)   (written unless sf::accumulate)
-template <class DX, class DY, class W, class Mode = overwrite_t>
+template <precision_kind P = precision_kind::f32, class DX, class DY, class W, class Mode = overwrite_t>
 constexpr void matmul_backward_input(DX&& dx, const DY& dy, const W& w, Mode = {}) {
   static_assert(detail::is_mode_v<Mode>,
                 "sf::matmul_backward_input(dx, dy, w, mode): mode is sf::overwrite or sf::accumulate");
-  if constexpr (detail::check_matmul<DY, DX, W>()) detail::run_nt<detail::acc_v<Mode>>(dx, dy, w);
+  if constexpr (detail::check_matmul<DY, DX, W>()) detail::run_nt<detail::acc_v<Mode>, P>(dx, dy, w);
 }
 
 // dw += xᵀ·dy (accumulated)   x: (..., K)  dy: (..., N)  dw: (K, N)
-template <class DW, class X, class DY>
+template <precision_kind P = precision_kind::f32, class DW, class X, class DY>
 constexpr void matmul_backward_weight(DW&& dw, const X& x, const DY& dy) {
-  if constexpr (detail::check_matmul<DY, X, DW>()) detail::run_tn<true>(dw, x, dy);
+  if constexpr (detail::check_matmul<DY, X, DW>()) detail::run_tn<true, P>(dw, x, dy);
 }
 
 // db += Σ_rows dy (accumulated)   dy: (..., N)  db: (N); nothing when db is sf::none (no bias)

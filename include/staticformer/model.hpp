@@ -155,8 +155,8 @@ struct decoder {
 
   // logits = h W_head     h: (B,T,D)  logits: (B,T,V)
   static constexpr void lm_head_forward(btv& logits, const btd& h, const params<C, T>& p) {
-    if constexpr (C.tied) matmul_nt(logits, h, p.tok_emb.weight);  // h tok_embᵀ
-    else matmul(logits, h, p.lm_head.weight);
+    if constexpr (C.tied) matmul_nt<C.precision>(logits, h, p.tok_emb.weight);  // h tok_embᵀ
+    else matmul<C.precision>(logits, h, p.lm_head.weight);
   }
 
   // out = in + Layer(Norm(in)) for sub-layer J of block l (out may be in: inference)
@@ -209,11 +209,11 @@ struct decoder {
     layers::cross_entropy<C, T>::backward(dlogits, a.probs, targets, counted);
     // h W_head:  dh = dlogits W_headᵀ,  dW_head += hᵀ dlogits
     if constexpr (C.tied) {
-      matmul(a.da, dlogits, p.tok_emb.weight);                      // dh = dlogits tok_emb
-      matmul_tn(g.tok_emb.weight, dlogits, a.hf, sf::accumulate);  // dtok_emb += dlogitsᵀ h
+      matmul<C.precision>(a.da, dlogits, p.tok_emb.weight);                      // dh = dlogits tok_emb
+      matmul_tn<C.precision>(g.tok_emb.weight, dlogits, a.hf, sf::accumulate);  // dtok_emb += dlogitsᵀ h
     } else {
-      matmul_backward_input(a.da, dlogits, p.lm_head.weight);
-      matmul_backward_weight(g.lm_head.weight, a.hf, dlogits);
+      matmul_backward_input<C.precision>(a.da, dlogits, p.lm_head.weight);
+      matmul_backward_weight<C.precision>(g.lm_head.weight, a.hf, dlogits);
     }
     typename norm::scratch none_needed{};
     norm::backward(a.dx, g.norm_f, a.da, a.x_final, p.norm_f, a.norm_f, none_needed);

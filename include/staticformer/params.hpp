@@ -95,10 +95,11 @@ struct lm_head_params {
   BOOST_HANA_DEFINE_STRUCT(lm_head_params, (weight_t, weight));  // (D, V)
 };
 
-// Weights do not depend on the batch size: params<C> for B = 32 and B = 1 is one type,
-// so a model trained with one batch size runs with another.
+// Weights do not depend on the batch size or the precision of the products: params<C> for
+// B = 32 and B = 1, f32 and bf16, is one type, so a model trained one way runs another.
 constexpr config weights_config(config c) {
   c.B = 1;
+  c.precision = precision_kind::f32;
   return c;
 }
 

@@ -11,7 +11,8 @@
 // (sf::for_each_field, staticformer/config_fields.hpp) and handles a field by its type
 // (detail::field_codec: sizes, enumerations, booleans, doubles). SPEC's metadata key is the
 // field's name except where detail::field_spellings says otherwise (the sizes: V is "vocab",
-// ...; B is not stored, since a checkpoint does not fix the batch size).
+// ...; B and precision are not stored, since a checkpoint fixes neither the batch size nor how
+// its products were rounded in training).
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -37,7 +38,8 @@ struct field_spelling {
 };
 inline constexpr field_spelling field_spellings[] = {
     {"V", "vocab"}, {"T", "context"}, {"D", "d_model"}, {"H", "n_heads"}, {"L", "n_layers"}, {"F", "d_ff"},
-    {"B", nullptr}, {"tied", "tied", "untied"},         {"bias", "bias", "no-bias"}};
+    {"B", nullptr}, {"tied", "tied", "untied"},         {"bias", "bias", "no-bias"},
+    {"precision", nullptr}};  // how a model is trained, not what it is: checkpoints are float32
 
 inline field_spelling spelling_of(const char* name) {
   for (const field_spelling& s : field_spellings)

@@ -26,6 +26,8 @@
 //   quantize(v, x);                       x: (K) floats → v (once per activation, shared by
 //                                         the matrices that read it: Q, K, V)
 //   matvec(y, v, w, bias);                y: (N) = x·W (+ bias (N), or nullptr)
+//   matvec_rows(y, ldy, vs, n, w, bias);  y: (n, N), n ≤ rows_per_pass<native> quantized rows at
+//                                         once (one pass over W on avx512_vnni; the same bits)
 //   matmul<M>(y, x, w, bias, scratch);    y: (M, N), x: (M, K): quantize each row into scratch
 //   *_with<Backend>(...)                  a chosen backend (tests check each against scalar)
 //
@@ -114,6 +116,32 @@ void matvec_with(float* y, const vector<K>& x, const matrix<K, N>& w, const floa
 template <std::size_t K, std::size_t N>
 void matvec(float* y, const vector<K>& x, const matrix<K, N>& w, const float* bias = nullptr) {
   matvec_with<native>(y, x, w, bias);
+}
+
+// y_r = x_r·W (+ bias) for `rows` quantized activations x_0 .. x_{rows-1} at once (rows ≤
+// rows_per_pass<Backend>): one pass over the weights for all of them where the backend has one
+// (avx512_vnni), else matvec row by row. The same bits as matvec of each row, either way.
+//   y: (rows, N) written, row stride ldy   x: rows quantized activations   bias: (N) or nullptr
+template <class Backend>
+inline constexpr std::size_t rows_per_pass = [] {
+  if constexpr (requires { Backend::max_rows; }) return Backend::max_rows;
+  else return std::size_t{1};
+}();
+template <class Backend, std::size_t K, std::size_t N>
+void matvec_rows_with(float* y, std::size_t ldy, const vector<K>* x, std::size_t rows, const matrix<K, N>& w,
+                      const float* bias = nullptr) {
+  if constexpr (rows_per_pass<Backend> > 1) {
+    detail::vec_ref xr[rows_per_pass<Backend>];
+    for (std::size_t r = 0; r < rows; ++r) xr[r] = detail::ref(x[r]);
+    Backend::matvec_rows(y, ldy, xr, rows, detail::ref(w), bias);
+  } else {
+    for (std::size_t r = 0; r < rows; ++r) matvec_with<Backend>(y + r * ldy, x[r], w, bias);
+  }
+}
+template <std::size_t K, std::size_t N>
+void matvec_rows(float* y, std::size_t ldy, const vector<K>* x, std::size_t rows, const matrix<K, N>& w,
+                 const float* bias = nullptr) {
+  matvec_rows_with<native>(y, ldy, x, rows, w, bias);
 }
 
 // Y = X·W (+ bias) row by row: each row of X quantized into `scratch`, then matvec.

@@ -79,9 +79,9 @@ struct attention {
                                                         btd& v, btd& o, T* probs, std::size_t probs_step,
                                                         const padding_t<C>* pad) {
     using pview = view<T, shape<Seq<S>>, Seq<S>, S>;
-    matmul(q, x, p.wq, p.bq);
-    matmul(k, x, p.wk, p.bk);
-    matmul(v, x, p.wv, p.bv);
+    matmul<C.precision>(q, x, p.wq, p.bq);
+    matmul<C.precision>(k, x, p.wk, p.bk);
+    matmul<C.precision>(v, x, p.wv, p.bv);
     if constexpr (use_rope) {
       rope<C, T>::forward(q);
       rope<C, T>::forward(k);
@@ -112,7 +112,7 @@ struct attention {
       for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h) pair(b, h);
     }
-    matmul(y, o, p.wo, p.bo);
+    matmul<C.precision>(y, o, p.wo, p.bo);
   }
 
   // row[j] = softmax over allowed j of (row[j]·scale), 0 where not allowed (all 0 if none is allowed)
@@ -153,8 +153,8 @@ struct attention {
   // dx: (B,T,D) written  dy, x: (B,T,D)  s: from forward
   static constexpr void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p,
                                  const saved& s, scratch& w) {
-    matmul_backward_input(w.dO, dy, p.wo);     // dO = dy Woᵀ
-    matmul_backward_weight(grad.wo, s.o, dy);  // dWo += oᵀ dy
+    matmul_backward_input<C.precision>(w.dO, dy, p.wo);     // dO = dy Woᵀ
+    matmul_backward_weight<C.precision>(grad.wo, s.o, dy);  // dWo += oᵀ dy
     matmul_backward_bias(grad.bo, dy);
     const T sc = scale();
     using pview = view<T, shape<Seq<S>>, Seq<S>, S>;
@@ -204,15 +204,15 @@ struct attention {
       rope<C, T>::backward(w.dq);
       rope<C, T>::backward(w.dkk);
     }
-    matmul_backward_weight(grad.wq, x, w.dq);
-    matmul_backward_weight(grad.wk, x, w.dkk);
-    matmul_backward_weight(grad.wv, x, w.dv);
+    matmul_backward_weight<C.precision>(grad.wq, x, w.dq);
+    matmul_backward_weight<C.precision>(grad.wk, x, w.dkk);
+    matmul_backward_weight<C.precision>(grad.wv, x, w.dv);
     matmul_backward_bias(grad.bq, w.dq);
     matmul_backward_bias(grad.bk, w.dkk);
     matmul_backward_bias(grad.bv, w.dv);
-    matmul_backward_input(dx, w.dq, p.wq);                    // dx  = dQ Wqᵀ
-    matmul_backward_input(dx, w.dkk, p.wk, sf::accumulate);   // dx += dK Wkᵀ
-    matmul_backward_input(dx, w.dv, p.wv, sf::accumulate);    // dx += dV Wvᵀ
+    matmul_backward_input<C.precision>(dx, w.dq, p.wq);                    // dx  = dQ Wqᵀ
+    matmul_backward_input<C.precision>(dx, w.dkk, p.wk, sf::accumulate);   // dx += dK Wkᵀ
+    matmul_backward_input<C.precision>(dx, w.dv, p.wv, sf::accumulate);    // dx += dV Wvᵀ
   }
 };
 

@@ -32,11 +32,11 @@ struct ffn {
   // h = x W1 + b1;  a = act(h);  y = a W2 + b2
   // y: (B,T,D)  x: (B,T,D)
   static constexpr void forward(btd& y, const btd& x, const params_t& p, saved& s, const padding_t<C>* = nullptr) {
-    matmul(s.h, x, p.w1, p.b1);
+    matmul<C.precision>(s.h, x, p.w1, p.b1);
     parallel::split(N, F, [&](std::size_t r0, std::size_t r1) {  // rows, element-wise: any split, the same bits
       for (std::size_t r = r0; r < r1; ++r) act::template forward<F>(s.a.data() + r * F, s.h.data() + r * F);
     });
-    matmul(y, s.a, p.w2, p.b2);
+    matmul<C.precision>(y, s.a, p.w2, p.b2);
   }
 
   // da = dy W2ᵀ;  dW2 += aᵀ dy;  db2 += Σ dy
@@ -44,16 +44,16 @@ struct ffn {
   // dx: (B,T,D) written   dy, x: (B,T,D)   s: from forward
   static constexpr void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p,
                                  const saved& s, scratch& w) {
-    matmul_backward_input(w.dh, dy, p.w2);                     // da = dy W2ᵀ
-    matmul_backward_weight(grad.w2, s.a, dy);                  // dW2 += aᵀ dy
+    matmul_backward_input<C.precision>(w.dh, dy, p.w2);                     // da = dy W2ᵀ
+    matmul_backward_weight<C.precision>(grad.w2, s.a, dy);                  // dW2 += aᵀ dy
     matmul_backward_bias(grad.b2, dy);                         // db2 += Σ dy
     parallel::split(N, F, [&](std::size_t r0, std::size_t r1) {  // dh = da ⊙ act'(h)
       for (std::size_t r = r0; r < r1; ++r)
         act::template backward<F>(w.dh.data() + r * F, w.dh.data() + r * F, s.h.data() + r * F);
     });
-    matmul_backward_weight(grad.w1, x, w.dh);                  // dW1 += xᵀ dh
+    matmul_backward_weight<C.precision>(grad.w1, x, w.dh);                  // dW1 += xᵀ dh
     matmul_backward_bias(grad.b1, w.dh);                       // db1 += Σ dh
-    matmul_backward_input(dx, w.dh, p.w1);                     // dx = dh W1ᵀ
+    matmul_backward_input<C.precision>(dx, w.dh, p.w1);                     // dx = dh W1ᵀ
   }
 };
 

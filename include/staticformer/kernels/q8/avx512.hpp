@@ -15,7 +15,8 @@
 // the scalar reference's arithmetic (common.hpp), so the result is the same bits. The last
 // 1 - 3 blocks go through passes of 3, 2 or 1 block, the last partial block is stored masked.
 // The activation quantizer is vectorised too (one group = two registers), bit-identical to the
-// scalar one. Declares nothing unless the target has AVX-512F and AVX-512BW.
+// scalar one. avx512_vnni also has matvec_rows: up to 4 rows (a prefill's positions) per pass over
+// the weights, 4 rows × 2 column blocks of accumulators, the same bits as matvec row by row. Declares nothing unless the target has AVX-512F and AVX-512BW.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -136,6 +137,69 @@ SF_Q8_NOINLINE void matvec(float* y, const vec_ref& x, const mat_ref& w, const f
   }
 }
 
+// The same for R rows at once (R ≤ 4 quantized activations, e.g. a prefill's positions): each
+// weight vector loaded once for all R rows. Every (row, column) is computed exactly as by pass_body
+// (same initial -128·Σq, same int32 sums, same fma chain over the groups), so the result is the
+// same bits as R calls of matvec. VNNI only.
+//   y: (R, N) row stride ldy   x: R quantized activations   w, b0, bias: as for pass_body
+template <std::size_t R, std::size_t CB, std::size_t... I, std::size_t... C, std::size_t... Rs>
+SF_Q8_INLINE void rows_body(std::index_sequence<I...>, std::index_sequence<C...>, std::index_sequence<Rs...>, float* y,
+                            std::size_t ldy, const vec_ref* x, const mat_ref& w, std::size_t b0, const float* bias) {
+  const std::size_t G = w.groups, N = w.N;
+  const std::int8_t* const tq = w.q + b0 * G * tile_bytes;
+  const float* const td = w.d + b0 * G * block_cols;
+  const std::int16_t* const ts = w.qsum + b0 * G * block_cols;
+  const std::size_t bstride = G * tile_bytes, dstride = G * block_cols;
+  const std::uint8_t* const xu[R] = {x[Rs].u...};
+  const float* const xd[R] = {x[Rs].d...};
+  __m512 facc[R * CB] = {((void)I, _mm512_setzero_ps())...};  // facc[r·CB + c]
+  const __m512i m128 = _mm512_set1_epi32(0x0000ff80);
+  for (std::size_t g = 0; g < G; ++g) {
+    const __m512i init[CB] = {_mm512_madd_epi16(
+        _mm512_maskz_cvtepi16_epi32(
+            all, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ts + C * dstride + g * block_cols))),
+        m128)...};
+    __m512i iacc[R * CB] = {init[I % CB]...};
+    const std::size_t goff = g * tile_bytes;
+    simd::detail::repeat<group_steps>([&](auto s) SF_Q8_LAMBDA_INLINE {
+      const std::size_t off = goff + s * step_bytes;
+      const __m512i wv[CB] = {_mm512_loadu_si512(tq + C * bstride + off)...};
+      const __m512i xb[R] = {bcast4(xu[Rs] + g * group_size + s * step_inputs)...};
+      ((iacc[I] = _mm512_dpbusd_epi32(iacc[I], xb[I / CB], wv[I % CB])), ...);
+    });
+    const __m512 dw[CB] = {_mm512_loadu_ps(td + C * dstride + g * block_cols)...};
+    ((facc[I] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, iacc[I]),
+                                _mm512_mul_ps(dw[I % CB], _mm512_set1_ps(xd[I / CB][g])), facc[I])),
+     ...);
+  }
+  auto store = [&](std::size_t r, std::size_t c, __m512 v) SF_Q8_LAMBDA_INLINE {
+    const std::size_t n0 = (b0 + c) * block_cols;
+    if (n0 + block_cols <= N) {
+      if (bias) v = _mm512_add_ps(v, _mm512_loadu_ps(bias + n0));
+      _mm512_storeu_ps(y + r * ldy + n0, v);
+    } else {
+      const __mmask16 m = static_cast<__mmask16>((1u << (N - n0)) - 1u);
+      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + n0));
+      _mm512_mask_storeu_ps(y + r * ldy + n0, m, v);
+    }
+  };
+  (store(I / CB, I % CB, facc[I]), ...);
+}
+template <std::size_t R, std::size_t CB>
+SF_Q8_NOINLINE void rows_pass(float* y, std::size_t ldy, const vec_ref* x, const mat_ref& w, std::size_t b0,
+                              const float* bias) {
+  rows_body<R, CB>(std::make_index_sequence<R * CB>{}, std::make_index_sequence<CB>{}, std::make_index_sequence<R>{},
+                   y, ldy, x, w, b0, bias);
+}
+// y (R, N) = x_r·W (+ bias) for R ≤ 4 rows: passes of 2 column blocks (then 1).
+template <std::size_t R>
+SF_Q8_NOINLINE void matvec_rows_n(float* y, std::size_t ldy, const vec_ref* x, const mat_ref& w, const float* bias) {
+  const std::size_t NB = blocks_of(w.N);
+  std::size_t b = 0;
+  for (; b + 2 <= NB; b += 2) rows_pass<R, 2>(y, ldy, x, w, b, bias);
+  if (b < NB) rows_pass<R, 1>(y, ldy, x, w, b, bias);
+}
+
 // The activation quantizer, one group (two registers) at a time; bit-identical to
 // detail::quantize_scalar: the same amax (a maximum is exact in any order; x86 max returns its
 // second operand for a NaN first one, so NaN entries are ignored), the same scalar d and id, the
@@ -184,6 +248,17 @@ struct avx512_vnni {
   }
   static void quantize(std::int8_t* q, std::uint8_t* u, float* d, const float* x, std::size_t K) {
     detail::x512::quantize(q, u, d, x, K);
+  }
+  // y: (R, N) row stride ldy, R = rows ≤ max_rows   x: R quantized activations   (matvec of each)
+  static constexpr std::size_t max_rows = 4;
+  static void matvec_rows(float* y, std::size_t ldy, const detail::vec_ref* x, std::size_t rows,
+                          const detail::mat_ref& w, const float* bias) {
+    switch (rows) {
+      case 4: detail::x512::matvec_rows_n<4>(y, ldy, x, w, bias); break;
+      case 3: detail::x512::matvec_rows_n<3>(y, ldy, x, w, bias); break;
+      case 2: detail::x512::matvec_rows_n<2>(y, ldy, x, w, bias); break;
+      default: detail::x512::matvec<true>(y, x[0], w, bias); break;
+    }
   }
 };
 #endif
