@@ -19,6 +19,10 @@
 //   q8/quantize+matvec/KxN    the same with x quantized first (native backend)
 //   float/gemv/KxN            the float decoder's matrix-vector product (kernels/gemv.hpp)
 //   float/gemm_nn/1xNxK       the same through the GEMM entry point with M = 1
+//
+// read_bandwidth/<KiB>: GB/s of reading a buffer of that size over and over (four independent
+// vector sums, nothing written), the bound of token-by-token decoding, which reads every weight
+// once per token: 400 KiB ≈ nano's float weights (from L2), 3100 KiB ≈ dim128's (past L2).
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -264,6 +268,28 @@ void add_cube(const char* opname) {
 #endif
 }
 
+// ---------------------------------------------------------------- memory read bandwidth
+void read_bandwidth(benchmark::State& state) {
+  using R = typename V::reg;
+  constexpr std::size_t max_kib = 8192, W = V::width;
+  alignas(64) static float buf[max_kib * 1024 / sizeof(float)];
+  const std::size_t n = static_cast<std::size_t>(state.range(0)) * 1024 / sizeof(float);
+  for (std::size_t i = 0; i < n; ++i) buf[i] = 1.0f;
+  R s0 = V::zero(), s1 = V::zero(), s2 = V::zero(), s3 = V::zero();
+  const double t0 = cpu_seconds();
+  for (auto _ : state) {
+    for (std::size_t i = 0; i + 4 * W <= n; i += 4 * W) {
+      s0 = V::add(s0, V::load(buf + i));
+      s1 = V::add(s1, V::load(buf + i + W));
+      s2 = V::add(s2, V::load(buf + i + 2 * W));
+      s3 = V::add(s3, V::load(buf + i + 3 * W));
+    }
+    opaque(s0), opaque(s1), opaque(s2), opaque(s3);
+  }
+  const double bytes = static_cast<double>(n * sizeof(float));
+  state.counters["GB/s"] = bytes * static_cast<double>(state.iterations()) / (cpu_seconds() - t0) * 1e-9;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -295,6 +321,8 @@ int main(int argc, char** argv) {
   add_decode<64, 65>();
   benchmark::RegisterBenchmark("vmath/softmax_row<64> x64", softmax_rows<64>);
   benchmark::RegisterBenchmark("vmath/gelu_tanh_row<256> x64", gelu_tanh_rows<256>);
+  for (int kib : {32, 400, 3100, 8192})
+    benchmark::RegisterBenchmark(("read_bandwidth/" + std::to_string(kib)).c_str(), read_bandwidth)->Arg(kib);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
