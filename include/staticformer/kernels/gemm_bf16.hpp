@@ -19,7 +19,8 @@
 // input or sum (|x| < 1.2e-38) to zero, which the others do not.
 //
 // The kernels (run time): C is cut into blocks of MC rows × NC columns, K into blocks of KC.
-// Per (row block, column block, K block) the operands are rounded and re-laid out once into
+// Per (column block, K block) B, and per (row block, column block, K block) A, are rounded and
+// re-laid out once into
 // static buffers of compile-time size — A as pairs along k ([m][p], or [p][m] for gemm_tn's
 // transposed A), B as pairs along k interleaved by column ([p][n], padded to 16 columns) — then
 // register tiles of MR rows × NV vectors of 16 columns run over them: per pair p, NV vectors of
@@ -357,14 +358,16 @@ void gemm(float* C, std::size_t ldc, const float* A, std::size_t lda, const floa
           std::size_t N, std::size_t K, bool acc, const float* bias) {
   std::uint32_t* const pa = buffers<>::a;
   std::uint32_t* const pb = buffers<>::b;
-  for (std::size_t m0 = 0; m0 < M; m0 += MC) {
-    const std::size_t mc = min_(MC, M - m0);
-    for (std::size_t n0 = 0; n0 < N; n0 += NC) {
-      const std::size_t nc = min_(NC, N - n0);
-      for (std::size_t k0 = 0; k0 < K; k0 += KC) {
-        const std::size_t kb = min_(KC, K - k0);
+  // Each block of B is re-laid out once (per column block and K block), each block of A once per
+  // column block; a block of C gets its K blocks in order.
+  for (std::size_t n0 = 0; n0 < N; n0 += NC) {
+    const std::size_t nc = min_(NC, N - n0);
+    for (std::size_t k0 = 0; k0 < K; k0 += KC) {
+      const std::size_t kb = min_(KC, K - k0);
+      Impl::template pack_b<BCols>(pb, BCols ? B + n0 * ldb + k0 : B + k0 * ldb + n0, ldb, nc, kb);
+      for (std::size_t m0 = 0; m0 < M; m0 += MC) {
+        const std::size_t mc = min_(MC, M - m0);
         Impl::template pack_a<ATrans>(pa, ATrans ? A + k0 * lda + m0 : A + m0 * lda + k0, lda, mc, kb);
-        Impl::template pack_b<BCols>(pb, BCols ? B + n0 * ldb + k0 : B + k0 * ldb + n0, ldb, nc, kb);
         run_block<Impl, ATrans>(C + m0 * ldc + n0, ldc, pa, mc, (kb + 1) / 2, pb, nc, acc || k0 > 0,
                                 k0 == 0 && bias ? bias + n0 : nullptr);
       }
