@@ -15,7 +15,7 @@
 //   backward/<shape>     zero-grad + backward over the whole batch (the activations of one forward)
 //   adamw/<shape>        the optimizer step alone
 //   train_step_threads/<shape>/<n>   the step on an sf::thread_pool of n threads (1, 2), wall-clock time
-//   train_step_bf16/, forward_bf16/, backward_bf16/<shape>   the same in the bf16 precision policy
+//   train_step_bf16/, forward_bf16/, backward_bf16/, train_step_threads_bf16/<shape>   the same in the bf16 precision policy
 //                        (nano, micro, small), with pct_bf16_peak and bf16_peak_GFLOPs too
 // Counters: tokens/s (B·T per iteration); GFLOPs, counting a step as B·T·(6·N + 12·L·T·D) FLOPs
 // (N parameters; forward one third of it, zero-grad + backward two thirds); pct_peak = GFLOPs over
@@ -160,7 +160,8 @@ SF_BENCH_SHAPE(nano_b32, "nano_b32")
 #define SF_BENCH_SHAPE_BF16(C, name)                                                                      \
   BENCHMARK(run<bf16<C>, part::step>)->Name("train_step_bf16/" name)->Unit(benchmark::kMillisecond);      \
   BENCHMARK(run<bf16<C>, part::forward>)->Name("forward_bf16/" name)->Unit(benchmark::kMillisecond);      \
-  BENCHMARK(run<bf16<C>, part::backward>)->Name("backward_bf16/" name)->Unit(benchmark::kMillisecond);
+  BENCHMARK(run<bf16<C>, part::backward>)->Name("backward_bf16/" name)->Unit(benchmark::kMillisecond);    \
+  BENCHMARK(threaded<bf16<C>>)->Name("train_step_threads_bf16/" name)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 SF_BENCH_SHAPE_BF16(sf::configs::nano, "nano")
 SF_BENCH_SHAPE_BF16(sf::configs::micro, "micro")
 SF_BENCH_SHAPE_BF16(sf::configs::small, "small")

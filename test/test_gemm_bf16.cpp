@@ -154,13 +154,13 @@ TEST(GemmBf16, Avx512MatchesReference) {
 #endif
 }
 
-// The same product split over the column panels of a runner's tasks gives the same bits.
+// The same products with a runner installed — re-layout split over the tasks' rows and columns,
+// column panels split over tasks — give the same bits as without (nn, nt, tn; two row blocks).
 TEST(GemmBf16, SameBitsOnAnyTaskCount) {
-  constexpr std::size_t M = 100, N = 300, K = 130;
-  std::vector<float> A(M * K), B(K * N), C1(M * N), C2(M * N);
+  constexpr std::size_t M = 300, N = 300, K = 200;
+  static float A[M * K], B[K * N], C1[M * N], C2[M * N];
   for (float& x : A) x = rnd();
   for (float& x : B) x = rnd();
-  k::bf16_detail::gemm_any<k::bf16_native>(false, false, C1.data(), N, A.data(), K, B.data(), N, M, N, K, false, nullptr);
   // a stand-in runner that runs its 3 tasks one after the other, in reverse
   static unsigned char buf[3][sf::parallel::task_buffer_bytes];
   sf::parallel::runner r;
@@ -169,11 +169,16 @@ TEST(GemmBf16, SameBitsOnAnyTaskCount) {
     for (std::size_t i = self.tasks; i-- > 0;) task(ctx, i);
   };
   r.buffer = [](const sf::parallel::runner&, std::size_t i) -> void* { return buf[i]; };
-  const sf::parallel::runner* saved = sf::parallel::current;
-  sf::parallel::current = &r;
-  k::bf16_detail::gemm_any<k::bf16_native>(false, false, C2.data(), N, A.data(), K, B.data(), N, M, N, K, false, nullptr);
-  sf::parallel::current = saved;
-  EXPECT_EQ(std::memcmp(C1.data(), C2.data(), sizeof(float) * C1.size()), 0);
+  for (int o = 0; o < 3; ++o) {
+    const bool at = o == 2, bc = o == 1;  // nn, nt (B read as (N,K)), tn (A read as (K,M))
+    const std::size_t lda = at ? M : K, ldb = bc ? K : N;
+    k::bf16_detail::gemm_any<k::bf16_native>(at, bc, C1, N, A, lda, B, ldb, M, N, K, false, nullptr);
+    const sf::parallel::runner* saved = sf::parallel::current;
+    sf::parallel::current = &r;
+    k::bf16_detail::gemm_any<k::bf16_native>(at, bc, C2, N, A, lda, B, ldb, M, N, K, false, nullptr);
+    sf::parallel::current = saved;
+    EXPECT_EQ(std::memcmp(C1, C2, sizeof C1), 0) << name(static_cast<op>(o));
+  }
 }
 
 // The public entry points at run time are the native backend: same bits as the reference.

@@ -20,7 +20,7 @@
 //
 // The kernels (run time): C is cut into blocks of MC rows × NC columns, K into blocks of KC.
 // Per (column block, K block) B, and per (row block, column block, K block) A, are rounded and
-// re-laid out once into
+// re-laid out (split over the runner's tasks, each writing its own rows or columns) once into
 // static buffers of compile-time size — A as pairs along k ([m][p], or [p][m] for gemm_tn's
 // transposed A), B as pairs along k interleaved by column ([p][n], padded to 16 columns) — then
 // register tiles of MR rows × NV vectors of 16 columns run over them: per pair p, NV vectors of
@@ -142,30 +142,33 @@ struct buffers {
 };
 
 // Where the rounded operands of one block go (p < kp pairs of the block's kb values of k):
-//   A, ATrans = false:  pa[i·kp + p] = pair(a(m0+i, k0+2p), a(m0+i, k0+2p+1))     a(m,k) = A[m·lda + k]
-//   A, ATrans = true:   pa[p·mc + i] = the same pair                                a(m,k) = A[k·lda + m]
-//   B, BCols = false:   pb[p·ncp + j] = pair(b(k0+2p, n0+j), b(k0+2p+1, n0+j))     b(k,n) = B[k·ldb + n]
-//   B, BCols = true:    the same                                                    b(k,n) = B[n·ldb + k]
-// with 0 for a k ≥ kb and for columns nc ≤ j < ncp.
+//   pack_a, ATrans = false:  pa[i·lds + p] = pair(a(i, 2p), a(i, 2p+1))      a(i,k) = A[i·lda + k]
+//   pack_a, ATrans = true:   pa[p·lds + i] = the same pair                    a(i,k) = A[k·lda + i]
+//   pack_b, BCols = false:   pb[p·ncp + j] = pair(b(2p, j), b(2p+1, j))       b(k,j) = B[k·ldb + j]
+//   pack_b, BCols = true:    the same                                         b(k,j) = B[j·ldb + k]
+// for i < mc, j < ⌈nc/16⌉·16, with 0 for a k ≥ kb and for columns j ≥ nc (A and B already offset
+// to the block's first row, column and k; lds = kp or the row block's mc, ncp ≥ ⌈nc/16⌉·16).
 
 // ---------------------------------------------------------------- portable backend
 struct bf16_portable {
   template <bool ATrans>
-  static void pack_a(std::uint32_t* pa, const float* A, std::size_t lda, std::size_t mc, std::size_t kb) {
+  static void pack_a(std::uint32_t* pa, std::size_t lds, const float* A, std::size_t lda, std::size_t mc,
+                     std::size_t kb) {
     const std::size_t kp = (kb + 1) / 2;
     for (std::size_t i = 0; i < mc; ++i)
       for (std::size_t p = 0; p < kp; ++p) {
         const std::size_t k = 2 * p;
         const float x0 = ATrans ? A[k * lda + i] : A[i * lda + k];
         const float x1 = k + 1 < kb ? (ATrans ? A[(k + 1) * lda + i] : A[i * lda + k + 1]) : 0.0f;
-        (ATrans ? pa[p * mc + i] : pa[i * kp + p]) = pair(x0, x1);
+        (ATrans ? pa[p * lds + i] : pa[i * lds + p]) = pair(x0, x1);
       }
   }
   template <bool BCols>
-  static void pack_b(std::uint32_t* pb, const float* B, std::size_t ldb, std::size_t nc, std::size_t kb) {
-    const std::size_t kp = (kb + 1) / 2, ncp = round_up(nc, VW);
+  static void pack_b(std::uint32_t* pb, std::size_t ncp, const float* B, std::size_t ldb, std::size_t nc,
+                     std::size_t kb) {
+    const std::size_t kp = (kb + 1) / 2;
     for (std::size_t p = 0; p < kp; ++p)
-      for (std::size_t j = 0; j < ncp; ++j) {
+      for (std::size_t j = 0; j < round_up(nc, VW); ++j) {
         const std::size_t k = 2 * p;
         float x0 = 0, x1 = 0;
         if (j < nc) {
@@ -235,7 +238,8 @@ struct bf16_avx512 {
   }
 
   template <bool ATrans>
-  static void pack_a(std::uint32_t* pa, const float* A, std::size_t lda, std::size_t mc, std::size_t kb) {
+  static void pack_a(std::uint32_t* pa, std::size_t lds, const float* A, std::size_t lda, std::size_t mc,
+                     std::size_t kb) {
     const std::size_t kp = (kb + 1) / 2;
     if constexpr (ATrans) {  // pa[p·mc + i]: rows 2p and 2p+1 of A, 16 values of m at a time
       for (std::size_t p = 0; p < kp; ++p) {
@@ -244,7 +248,7 @@ struct bf16_avx512 {
         for (std::size_t i = 0; i < mc; i += 16) {
           const std::size_t n = min_(16, mc - i);
           const __m512i w = interleave(load(r0 + i, n), has1 ? load(r0 + lda + i, n) : _mm512_setzero_ps());
-          _mm512_mask_storeu_epi32(pa + p * mc + i, static_cast<__mmask16>((1u << n) - 1), w);
+          _mm512_mask_storeu_epi32(pa + p * lds + i, static_cast<__mmask16>((1u << n) - 1), w);
         }
       }
     } else {  // pa[i·kp + p]: row i of A, 32 values of k at a time
@@ -252,25 +256,26 @@ struct bf16_avx512 {
         for (std::size_t p = 0; p < kp; p += 16) {
           const std::size_t m = min_(32, kb - 2 * p);  // values of k in this step
           const __m512i w = load_pairs(A + i * lda + 2 * p, m);
-          _mm512_mask_storeu_epi32(pa + i * kp + p, static_cast<__mmask16>((1u << ((m + 1) / 2)) - 1), w);
+          _mm512_mask_storeu_epi32(pa + i * lds + p, static_cast<__mmask16>((1u << ((m + 1) / 2)) - 1), w);
         }
     }
   }
   template <bool BCols>
-  static void pack_b(std::uint32_t* pb, const float* B, std::size_t ldb, std::size_t nc, std::size_t kb) {
-    const std::size_t kp = (kb + 1) / 2, ncp = round_up(nc, VW);
+  static void pack_b(std::uint32_t* pb, std::size_t ncp, const float* B, std::size_t ldb, std::size_t nc,
+                     std::size_t kb) {
+    const std::size_t kp = (kb + 1) / 2;
     if constexpr (!BCols) {  // rows 2p and 2p+1 of B, 16 columns at a time
       for (std::size_t p = 0; p < kp; ++p) {
         const float* r0 = B + 2 * p * ldb;
         const bool has1 = 2 * p + 1 < kb;
-        for (std::size_t j = 0; j < ncp; j += 16) {
+        for (std::size_t j = 0; j < nc; j += 16) {
           const std::size_t n = min_(16, nc - j);
           _mm512_storeu_si512(pb + p * ncp + j,
                               interleave(load(r0 + j, n), has1 ? load(r0 + ldb + j, n) : _mm512_setzero_ps()));
         }
       }
     } else {  // 16 columns (rows of B) × 16 pairs: 16 rows of pairs, then a 16×16 transpose of words
-      for (std::size_t j = 0; j < ncp; j += 16)
+      for (std::size_t j = 0; j < nc; j += 16)
         for (std::size_t p = 0; p < kp; p += 16) {
           const std::size_t m = min_(32, kb - 2 * p), rows = nc - j < 16 ? nc - j : 16, pn = min_(16, kp - p);
           __m512 r[16];
@@ -351,6 +356,14 @@ void run_block(float* C, std::size_t ldc, const std::uint32_t* pa, std::size_t m
   }
 }
 
+// f(begin, end) over [0, n), split over the installed runner's tasks when `work` (elements) is
+// large enough: the re-layout of a block, whose parts write disjoint parts of the buffers.
+template <class F>
+void split_if(std::size_t n, std::size_t work, F&& f) {
+  if (work >= (std::size_t{1} << 15)) parallel::for_ranges(n, [&](std::size_t b, std::size_t e, std::size_t) { f(b, e); });
+  else f(std::size_t{0}, n);
+}
+
 // C (M,N) (=|+=) Σ_k a(m,k)·b(k,n) (+ bias[n]) in bf16:
 //   a(m,k) = ATrans ? A[k·lda + m] : A[m·lda + k],   b(k,n) = BCols ? B[n·ldb + k] : B[k·ldb + n]
 template <class Impl, bool ATrans, bool BCols>
@@ -361,19 +374,27 @@ void gemm(float* C, std::size_t ldc, const float* A, std::size_t lda, const floa
   // Each block of B is re-laid out once (per column block and K block), each block of A once per
   // column block; a block of C gets its K blocks in order.
   for (std::size_t n0 = 0; n0 < N; n0 += NC) {
-    const std::size_t nc = min_(NC, N - n0);
+    const std::size_t nc = min_(NC, N - n0), ncp = round_up(nc, VW);
     for (std::size_t k0 = 0; k0 < K; k0 += KC) {
-      const std::size_t kb = min_(KC, K - k0);
-      Impl::template pack_b<BCols>(pb, BCols ? B + n0 * ldb + k0 : B + k0 * ldb + n0, ldb, nc, kb);
+      const std::size_t kb = min_(KC, K - k0), kp = (kb + 1) / 2;
+      split_if(ncp / VW, nc * kb, [&](std::size_t g0, std::size_t g1) {  // groups of 16 columns
+        const std::size_t j0 = g0 * VW, j1 = min_(nc, g1 * VW);
+        Impl::template pack_b<BCols>(pb + j0, ncp, BCols ? B + (n0 + j0) * ldb + k0 : B + k0 * ldb + n0 + j0, ldb,
+                                     j1 - j0, kb);
+      });
       for (std::size_t m0 = 0; m0 < M; m0 += MC) {
-        const std::size_t mc = min_(MC, M - m0);
-        Impl::template pack_a<ATrans>(pa, ATrans ? A + k0 * lda + m0 : A + m0 * lda + k0, lda, mc, kb);
-        run_block<Impl, ATrans>(C + m0 * ldc + n0, ldc, pa, mc, (kb + 1) / 2, pb, nc, acc || k0 > 0,
+        const std::size_t mc = min_(MC, M - m0), lds = ATrans ? mc : kp;
+        split_if(mc, mc * kb, [&](std::size_t i0, std::size_t i1) {  // rows of the block
+          Impl::template pack_a<ATrans>(ATrans ? pa + i0 : pa + i0 * kp, lds,
+                                        ATrans ? A + k0 * lda + m0 + i0 : A + (m0 + i0) * lda + k0, lda, i1 - i0, kb);
+        });
+        run_block<Impl, ATrans>(C + m0 * ldc + n0, ldc, pa, mc, kp, pb, nc, acc || k0 > 0,
                                 k0 == 0 && bias ? bias + n0 : nullptr);
       }
     }
   }
 }
+
 // The same with the operand layouts chosen at run time (the tests): nn, nt (b_cols) or tn (a_trans).
 template <class Impl>
 void gemm_any(bool a_trans, bool b_cols, float* C, std::size_t ldc, const float* A, std::size_t lda, const float* B,
