@@ -819,17 +819,18 @@ def main():
     for b in blases:
         head.append(f"{BLAS[b][0]} ms (GFLOP/s, ×sf)")
     head.append("llm.c ms (GFLOP/s, ×sf)")
+    def sf_cells(ms, pcts, fl):
+        """staticformer's two cells: "ms (GFLOP/s)" and the median % of peak."""
+        if ms is None:
+            return ["not built" if not have_sf else "error", "—"]
+        pp = [x for x in pcts if x is not None]
+        return [f"{ms:.3f} ({fl / ms / 1e6:.1f})", f"{statistics.median(pp):.0f}%" if pp else "—"]
+
     rows = []
     for s in shapes:
         fl = flops_per_step(SHAPES[s])
         sf = med(s, "sf")
-        row = [s]
-        if sf is None:
-            row += ["not built" if not have_sf else "error", "—"]
-        else:
-            pp = [x for x in pct[s] if x is not None]
-            row.append(f"{sf:.3f} ({fl / sf / 1e6:.1f})")
-            row.append(f"{statistics.median(pp):.0f}%" if pp else "—")
+        row = [s] + sf_cells(sf, pct[s], fl)
         for c in cols[1:]:
             m = med(s, c)
             if m is None:
@@ -874,13 +875,7 @@ def main():
         fl = flops_per_step(SHAPES[s])
         sf, sf16, t16 = med(s, "sf"), med(s, "sf:bf16"), med(s, "torch:bf16")
         f32 = med(s, t32) if t32 in res[s] else None
-        row = [s]
-        if sf16 is None:
-            row += ["not built" if not have_sf else "error", "—"]
-        else:
-            pp = [x for x in pct16[s] if x is not None]
-            row.append(f"{sf16:.3f} ({fl / sf16 / 1e6:.1f})")
-            row.append(f"{statistics.median(pp):.0f}%" if pp else "—")
+        row = [s] + sf_cells(sf16, pct16[s], fl)
         row.append(f"×{sf / sf16:.2f}" if sf and sf16 else "—")
         if t16 is None:
             row.append("n/a" if not py or not b16 else "error")
