@@ -20,6 +20,9 @@
 //   float/gemv/KxN            the float decoder's matrix-vector product (kernels/gemv.hpp)
 //   float/gemm_nn/1xNxK       the same through the GEMM entry point with M = 1
 //
+// bf16_gemm_<op>/256x256x256: the same products with bf16 operands (kernels/gemm_bf16.hpp), with
+// pct_bf16_peak against the vdpbf16ps peak (benchmark/peak.hpp) where the CPU has it.
+//
 // read_bandwidth/<KiB>: GB/s of reading a buffer of that size over and over (four independent
 // vector sums, nothing written), the bound of token-by-token decoding, which reads every weight
 // once per token: 400 KiB ≈ nano's float weights (from L2), 3100 KiB ≈ dim128's (past L2).
@@ -33,6 +36,7 @@
 #include <utility>
 
 #include "staticformer/kernels/gemm.hpp"
+#include "staticformer/kernels/gemm_bf16.hpp"
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/kernels/q8.hpp"
 #include "staticformer/kernels/vmath.hpp"
@@ -100,20 +104,35 @@ void report(benchmark::State& state, double flops_per_iter, double t0) {
 
 // C (M,N) (=|+=) op(A)·op(B) with the library's public entry points (native backend).
 //   nn: A (M,K) lda, B (K,N) ldb;  nt: A (M,K) lda, B (N,K) ldb;  tn: A (K,M) lda, B (K,N) ldb;  C (M,N) ldc
+// Bf16: the same product with bf16 operands (kernels/gemm_bf16.hpp), with pct_bf16_peak too.
 template <op O, std::size_t M, std::size_t N, std::size_t K, std::size_t lda, std::size_t ldb, std::size_t ldc,
-          bool Acc = false>
+          bool Acc = false, bool Bf16 = false>
 void gemm(benchmark::State& state) {
+  namespace k = sf::kernels;
   fill();
   const double t0 = cpu_seconds();
   for (auto _ : state) {
-    if constexpr (O == op::nn) sf::kernels::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
-    else if constexpr (O == op::nn_bias) sf::kernels::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_, bias_);
-    else if constexpr (O == op::nt) sf::kernels::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
-    else sf::kernels::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+    if constexpr (Bf16) {
+      if constexpr (O == op::nn) k::gemm_nn_bf16<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+      else if constexpr (O == op::nt) k::gemm_nt_bf16<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+      else k::gemm_tn_bf16<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+    } else {
+      if constexpr (O == op::nn) k::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+      else if constexpr (O == op::nn_bias) k::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_, bias_);
+      else if constexpr (O == op::nt) k::gemm_nt<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+      else k::gemm_tn<M, N, K, lda, ldb, ldc, Acc>(C_, A_, B_);
+    }
     benchmark::DoNotOptimize(C_);
     benchmark::ClobberMemory();
   }
+  const double seconds = cpu_seconds() - t0;
   report(state, 2.0 * M * N * K, t0);
+  if constexpr (Bf16) {
+    const double peak16 = sf_bench::bf16_peak_now();
+    if (peak16 > 0)
+      state.counters["pct_bf16_peak"] =
+          100.0 * 2.0 * M * N * K * static_cast<double>(state.iterations()) / seconds * 1e-9 / peak16;
+  }
 }
 
 #if defined(SF_BENCH_HAVE_EIGEN)
@@ -304,6 +323,10 @@ int main(int argc, char** argv) {
   add_cube<op::tn, 64, 64, 64>("tn");
   add_cube<op::tn, 128, 128, 128>("tn");
   add_cube<op::tn, 256, 256, 256>("tn");
+  // the same cubes with bf16 operands, float32 sums: bf16_gemm_<op>/MxNxK
+  benchmark::RegisterBenchmark("bf16_gemm_nn/256x256x256", gemm<op::nn, 256, 256, 256, 256, 256, 256, false, true>);
+  benchmark::RegisterBenchmark("bf16_gemm_nt/256x256x256", gemm<op::nt, 256, 256, 256, 256, 256, 256, false, true>);
+  benchmark::RegisterBenchmark("bf16_gemm_tn/256x256x256", gemm<op::tn, 256, 256, 256, 256, 256, 256, false, true>);
   // model shapes
   add<op::nn_bias, 256, 256, 64, 64, 256, 256>("model/XW+b (256x64)(64x256)");      // Y = X·W + b, D → 4D
   add<op::nn, 256, 64, 256, 256, 64, 64>("model/XW (256x256)(256x64)");              // FFN down, 4D → D

@@ -38,12 +38,7 @@ constexpr sf::config nano_b32 = [] {
   c.B = 32;
   return c;
 }();
-template <sf::config C>
-constexpr sf::config bf16 = [] {
-  sf::config c = C;
-  c.precision = sf::precision_kind::bf16;
-  return c;
-}();
+
 
 template <sf::config C>
 struct state {
@@ -158,10 +153,10 @@ SF_BENCH_SHAPE(nano_b32, "nano_b32")
 // The bf16 precision policy (config.precision = bf16, kernels/gemm_bf16.hpp): same rows, same FLOP
 // count; pct_bf16_peak is against the vdpbf16ps peak measured in the same run (where the CPU has it).
 #define SF_BENCH_SHAPE_BF16(C, name)                                                                      \
-  BENCHMARK(run<bf16<C>, part::step>)->Name("train_step_bf16/" name)->Unit(benchmark::kMillisecond);      \
-  BENCHMARK(run<bf16<C>, part::forward>)->Name("forward_bf16/" name)->Unit(benchmark::kMillisecond);      \
-  BENCHMARK(run<bf16<C>, part::backward>)->Name("backward_bf16/" name)->Unit(benchmark::kMillisecond);    \
-  BENCHMARK(threaded<bf16<C>>)->Name("train_step_threads_bf16/" name)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+  BENCHMARK(run<C.with(sf::precision_kind::bf16), part::step>)->Name("train_step_bf16/" name)->Unit(benchmark::kMillisecond);      \
+  BENCHMARK(run<C.with(sf::precision_kind::bf16), part::forward>)->Name("forward_bf16/" name)->Unit(benchmark::kMillisecond);      \
+  BENCHMARK(run<C.with(sf::precision_kind::bf16), part::backward>)->Name("backward_bf16/" name)->Unit(benchmark::kMillisecond);    \
+  BENCHMARK(threaded<C.with(sf::precision_kind::bf16)>)->Name("train_step_threads_bf16/" name)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 SF_BENCH_SHAPE_BF16(sf::configs::nano, "nano")
 SF_BENCH_SHAPE_BF16(sf::configs::micro, "micro")
 SF_BENCH_SHAPE_BF16(sf::configs::small, "small")

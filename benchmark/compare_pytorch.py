@@ -726,6 +726,18 @@ def main():
         return statistics.median(res[s][c]) if res[s][c] else None
 
     lines = []
+
+    def optimizer_lines(c, key):
+        """The AdamW/zero_grad variant chosen for PyTorch run c (variant key: BLAS or "bf16"), with its calibration."""
+        ch = ", ".join(f"{s} foreach={variant[(s, key)][0]} set_to_none={variant[(s, key)][1]}"
+                       for s in shapes if (s, key) in variant)
+        lines.append(f"  AdamW/zero_grad chosen in round 1 (fastest of 4): {ch}")
+        for s in shapes:
+            cal = extra[s].get(c + ":calib")
+            if cal:
+                lines.append(f"    {s} calibration ms (foreach,set_to_none): " +
+                             ", ".join(f"{k}: {v:.3f}" for k, v in cal.items()))
+
     lines.append(f"CPU: {cpu_model()}, all runs pinned to core {args.cpu}, {args.rounds} rounds interleaved, medians over rounds")
     if have_sf:
         btype = "?"
@@ -759,14 +771,7 @@ def main():
         if others:
             lines.append(f"  also mapped: {', '.join(others)}")
         lines.append(f"  {commands[c]}  (per shape)")
-        ch = ", ".join(f"{s} foreach={variant[(s, b)][0]} set_to_none={variant[(s, b)][1]}"
-                       for s in shapes if (s, b) in variant)
-        lines.append(f"  AdamW/zero_grad chosen in round 1 (fastest of 4): {ch}")
-        for s in shapes:
-            cal = extra[s].get(c + ":calib")
-            if cal:
-                lines.append(f"    {s} calibration ms (foreach,set_to_none): " +
-                             ", ".join(f"{k}: {v:.3f}" for k, v in cal.items()))
+        optimizer_lines(c, b)
     if args.bf16:
         c = "torch:bf16"
         d = next((extra[s][c] for s in shapes if c in extra[s]), None)
@@ -789,14 +794,7 @@ def main():
                                  f"matrix products of forward + backward by dtype "
                                  + (", ".join(f"{k} {v}" for k, v in sorted(b["matmuls"].items())) or "?"))
             lines.append(f"  {commands[c]}  (per shape)")
-            ch = ", ".join(f"{s} foreach={variant[(s, 'bf16')][0]} set_to_none={variant[(s, 'bf16')][1]}"
-                           for s in shapes if (s, "bf16") in variant)
-            lines.append(f"  AdamW/zero_grad chosen in round 1 (fastest of 4): {ch}")
-            for s in shapes:
-                cal = extra[s].get(c + ":calib")
-                if cal:
-                    lines.append(f"    {s} calibration ms (foreach,set_to_none): " +
-                                 ", ".join(f"{k}: {v:.3f}" for k, v in cal.items()))
+            optimizer_lines(c, "bf16")
     if have_peers:
         d = next((extra[s]["llmc"] for s in shapes if "llmc" in extra[s]), None)
         lines.append(f"llm.c: {commands.get('llmc', '?')}  (per shape)" + (f"\n  e.g. {d['line']}" if d else ""))

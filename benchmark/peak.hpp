@@ -48,17 +48,25 @@ __attribute__((noinline)) void fma_chains(typename V::reg* state, long n, std::i
 inline constexpr std::size_t chains = 24;  // 2 × 12
 inline constexpr long chain_steps = 4096;
 
+// GFLOP/s of run_chains(steps) (chain_steps at a time, flops_per_step FLOPs per step) over about
+// `seconds` of CPU time.
+template <class Run>
+double chains_rate(Run run_chains, double flops_per_step, double seconds) {
+  const double t0 = cpu_seconds();
+  long steps = 0;
+  do {
+    run_chains(chain_steps);
+    steps += chain_steps;
+  } while (cpu_seconds() - t0 < seconds);
+  return flops_per_step * static_cast<double>(steps) / (cpu_seconds() - t0) * 1e-9;
+}
+
 // The peak FMA rate right now, in GFLOP/s: the chains for about `seconds` of CPU time.
 inline double peak_now(double seconds = 0.01) {
   alignas(64) static typename V::reg st[chains];
   for (auto& r : st) r = V::set1(0.5f);
-  const double t0 = cpu_seconds();
-  long steps = 0;
-  do {
-    fma_chains(st, chain_steps, std::make_index_sequence<chains>{});
-    steps += chain_steps;
-  } while (cpu_seconds() - t0 < seconds);
-  return 2.0 * chains * V::width * static_cast<double>(steps) / (cpu_seconds() - t0) * 1e-9;
+  return chains_rate([](long n) { fma_chains(st, n, std::make_index_sequence<chains>{}); },
+                     2.0 * chains * V::width, seconds);
 }
 
 // The peak bf16 dot-product rate right now, in GFLOP/s, where this build has AVX512-BF16 (else
@@ -78,13 +86,7 @@ __attribute__((noinline)) void bf16_chains(__m512* state, long n, std::index_seq
 inline double bf16_peak_now(double seconds = 0.01) {
   alignas(64) static __m512 st[chains];
   for (auto& r : st) r = _mm512_set1_ps(0.5f);
-  const double t0 = cpu_seconds();
-  long steps = 0;
-  do {
-    bf16_chains(st, chain_steps, std::make_index_sequence<chains>{});
-    steps += chain_steps;
-  } while (cpu_seconds() - t0 < seconds);
-  return 64.0 * chains * static_cast<double>(steps) / (cpu_seconds() - t0) * 1e-9;
+  return chains_rate([](long n) { bf16_chains(st, n, std::make_index_sequence<chains>{}); }, 64.0 * chains, seconds);
 }
 #else
 inline double bf16_peak_now(double = 0.01) { return 0; }

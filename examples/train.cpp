@@ -60,11 +60,11 @@
 #include "staticformer/tokenizer.hpp"
 #include "staticformer/threads.hpp"
 #include "staticformer/train.hpp"
+#include "train/configs.hpp"
 
 // The checkpoint code is large: save_training and load_training for nano (float32 and bf16
-// products, SF_TRAIN_CONFIGS) are compiled in a translation unit of their own,
-// examples/train/checkpoint.cpp, to keep each quick to compile.
-#define SF_TRAIN_CONFIGS(X) X(sf::configs::nano) X(sf::configs::nano.with(sf::precision_kind::bf16))
+// products, SF_TRAIN_CONFIGS of train/configs.hpp) are compiled in a translation unit of their
+// own, examples/train/checkpoint.cpp, to keep each quick to compile.
 #define SF_TRAIN_EXTERN(CFG)                                                                                   \
   extern template sf::status sf::io::save_training<CFG>(const std::string&, const sf::trainer<CFG>&,          \
                                                         const sf::dataset<CFG>&, const sf::char_tokenizer&,   \

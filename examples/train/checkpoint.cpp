@@ -8,6 +8,7 @@
 #include "staticformer/optim.hpp"
 #include "staticformer/tokenizer.hpp"
 #include "staticformer/train.hpp"
+#include "configs.hpp"
 
 #define SF_TRAIN_INSTANTIATE(CFG)                                                                              \
   template sf::status sf::io::save_training<CFG>(const std::string&, const sf::trainer<CFG>&,                  \
@@ -15,6 +16,4 @@
                                                  sf::io::metadata_map, const sf::io::metadata_map&);           \
   template sf::status sf::io::load_training<CFG>(const std::string&, sf::trainer<CFG>&, sf::dataset<CFG>&,     \
                                                  sf::char_tokenizer&, sf::io::optimizer_info*);
-// float32 products, and bf16 products (the same weights and files; --precision bf16)
-SF_TRAIN_INSTANTIATE(sf::configs::nano)
-SF_TRAIN_INSTANTIATE(sf::configs::nano.with(sf::precision_kind::bf16))
+SF_TRAIN_CONFIGS(SF_TRAIN_INSTANTIATE)

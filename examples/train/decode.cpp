@@ -16,6 +16,7 @@
 #include "staticformer/quantize.hpp"
 #include "staticformer/sampling.hpp"
 #include "staticformer/tokenizer.hpp"
+#include "configs.hpp"
 
 namespace {
 constexpr sf::config C = sf::configs::nano;
@@ -101,8 +102,7 @@ sf::status report_int8(const sf::params<C>& p, const sf::dataset<DC>& data, cons
   fmt::print("saved {} (int8 weights, for staticformer-generate)\n", path);
   return sf::status::ok();
 }
-template sf::status report_int8<C>(const sf::params<C>&, const sf::dataset<C>&, const sf::char_tokenizer&,
-                                   const std::string&);
-template sf::status report_int8<C.with(sf::precision_kind::bf16)>(const sf::params<C>&,
-                                                                  const sf::dataset<C.with(sf::precision_kind::bf16)>&,
-                                                                  const sf::char_tokenizer&, const std::string&);
+#define SF_TRAIN_REPORT_INT8(CFG)                                                                     \
+  template sf::status report_int8<CFG>(const sf::params<C>&, const sf::dataset<CFG>&, const sf::char_tokenizer&, \
+                                       const std::string&);
+SF_TRAIN_CONFIGS(SF_TRAIN_REPORT_INT8)

@@ -2,12 +2,13 @@
 // precision policy (config.precision = bf16). Same weights and batch through the float32 and the
 // bf16 path of each of SPEC's reference configurations:
 //   * loss and logits within bf16 distance of the float ones, and gradients within a stated bf16
-//     tolerance: ‖g_bf16 − g_f32‖ ≤ 3·10⁻² ‖g_f32‖ over all parameters, and ≤ 10⁻¹ ‖g_f32‖ + 10⁻⁶
+//     tolerance, ‖g_bf16 − g_f32‖ ≤ t_all ‖g_f32‖ over all parameters and ≤ t_tensor ‖g_f32‖ + 10⁻⁶
 //     for every tensor. bf16 keeps 8 significant bits (2⁻⁹ ≈ 0.002 relative per operand) and the
-//     errors add over the layers; ReLU's gate flips where a pre-activation near 0 changes sign,
-//     which makes ref-llama's the largest (7% for one tensor, measured). The 10⁻⁶ floor is for the
-//     key biases, whose exact gradient is 0 (softmax ignores a constant per query): both paths
-//     give float noise there (~10⁻¹¹);
+//     errors add over the layers: with GELU (smooth), t_all = 1% and t_tensor = 2% (measured
+//     0.22–0.31% and at most 0.72%); with ReLU, whose gate flips where a pre-activation near 0
+//     changes sign under the rounding, t_all = 3% and t_tensor = 10% (ref-llama: 2.6%, one tensor
+//     7.0%). The 10⁻⁶ floor is for the key biases, whose exact gradient is 0 (softmax ignores a
+//     constant per query): both paths give float noise there (~10⁻¹¹);
 //   * and not equal: the products really are rounded (a path that ignored the policy fails);
 //   * the parameters' type does not depend on the precision (a bf16-trained model is a float one).
 #include <gtest/gtest.h>
@@ -22,19 +23,14 @@
 
 namespace {
 
-template <sf::config C>
-inline constexpr sf::config in_bf16 = [] {
-  sf::config c = C;
-  c.precision = sf::precision_kind::bf16;
-  return c;
-}();
-
-static_assert(std::is_same_v<sf::params<sf::configs::nano>, sf::params<in_bf16<sf::configs::nano>>>,
+static_assert(std::is_same_v<sf::params<sf::configs::nano>, sf::params<sf::configs::nano.with(sf::precision_kind::bf16)>>,
               "the weights of a bf16 config are the float32 weights");
 
 template <sf::config C>
 void bf16_close_to_f32(const char* label) {
-  constexpr sf::config C16 = in_bf16<C>;
+  constexpr sf::config C16 = C.with(sf::precision_kind::bf16);
+  constexpr bool relu = C.activation == sf::activation_kind::relu;
+  constexpr double t_all = relu ? 3e-2 : 1e-2, t_tensor = relu ? 1e-1 : 2e-2;
   static sf::params<C> p, g32, g16;
   static sf::activations<C> a32;
   static sf::activations<C16> a16;
@@ -73,12 +69,12 @@ void bf16_close_to_f32(const char* label) {
         all_d += d, all_n += n;
         d = std::sqrt(d), n = std::sqrt(n);
         total_diff += d;
-        EXPECT_LE(d, 1e-1 * n + 1e-6) << label << " " << name.c_str() << ": |g_bf16 - g_f32| = " << d << ", |g_f32| = " << n;
+        EXPECT_LE(d, t_tensor * n + 1e-6) << label << " " << name.c_str() << ": |g_bf16 - g_f32| = " << d << ", |g_f32| = " << n;
         if (n > 1e-6 && d / n > worst) worst = d / n;
       },
       g32, g16);
   EXPECT_GT(total_diff, 0.0) << label << ": the bf16 gradients equal the float ones";
-  EXPECT_LE(std::sqrt(all_d), 3e-2 * std::sqrt(all_n)) << label << ": all gradients";
+  EXPECT_LE(std::sqrt(all_d), t_all * std::sqrt(all_n)) << label << ": all gradients";
   std::printf("[ %s ] loss f32 %.6f bf16 %.6f; gradient distance %.4f of the norm, worst tensor %.4f of its norm\n",
               label, l32, l16, std::sqrt(all_d / all_n), worst);
 }
