@@ -58,11 +58,7 @@ struct checkpoint_loaders {
       sf::char_tokenizer back;
       SF_FUZZ_CHECK(sf::char_tokenizer::from_metadata(tok.to_metadata(), back).is_ok() && back == tok,
                     tok.to_metadata());
-      bool finite = true;
-      sf::visit([&](const sf::param_name&, const auto& t) {
-        for (std::size_t i = 0; i < t.size; ++i) finite = finite && std::isfinite(t.data()[i]);
-      }, *p);
-      SF_FUZZ_CHECK(finite, "non-finite weights loaded");
+      SF_FUZZ_CHECK(sf_fuzz::all_finite(*p), "non-finite weights loaded");
       p.reset();
     } else {
       SF_FUZZ_CHECK(p.untouched() && tok == sentinel_tok && meta.empty(), s.message());

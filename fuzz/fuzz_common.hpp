@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "staticformer/config.hpp"
+#include "staticformer/reflect.hpp"
 
 namespace sf_fuzz {
 
@@ -49,6 +51,17 @@ inline std::vector<std::int32_t> dataset_ids() {
 // The optimizer file's name in the checkpoint harness's directory (the seeds' model files name it
 // in their metadata 'train.optimizer').
 inline constexpr const char* optimizer_file_name = "optimizer.safetensors";
+
+// Every value of every tensor of a parameter struct is finite (the harnesses' own scan, not the
+// library's, whose promise they check).
+template <class Params>
+bool all_finite(const Params& p) {
+  bool finite = true;
+  sf::visit([&](const sf::param_name&, const auto& t) {
+    for (std::size_t i = 0; i < t.size; ++i) finite = finite && std::isfinite(t.data()[i]);
+  }, p);
+  return finite;
+}
 
 [[noreturn]] inline void fail(const char* file, int line, const char* what, const std::string& detail) {
   std::fprintf(stderr, "%s:%d: harness check failed: %s\n", file, line, what);

@@ -182,11 +182,7 @@ struct loaders {
       SF_FUZZ_CHECK(config_ok.is_ok() && io::is_quantized(f), "");
       // Every weight it stands for is finite (int8 values times finite scales; float vectors).
       sf::dequantize(*p, *q);
-      bool finite = true;
-      sf::visit([&](const sf::param_name&, const auto& t) {
-        for (std::size_t i = 0; i < t.size; ++i) finite = finite && std::isfinite(t.data()[i]);
-      }, *p);
-      SF_FUZZ_CHECK(finite, "an int8 checkpoint that stands for non-finite weights");
+      SF_FUZZ_CHECK(sf_fuzz::all_finite(*p), "an int8 checkpoint that stands for non-finite weights");
       p.reset();
       q.reset();
     } else if (config_ok) {
