@@ -40,16 +40,26 @@ LLAMA = dict(vocab_size=40, hidden_size=24, intermediate_size=40, num_hidden_lay
 
 
 class GoldenFiles(unittest.TestCase):
+    # The golden logits were computed by make_golden.py in float64 on one machine with one BLAS.
+    # The same module on another BLAS (OpenBLAS, MKL) sums the products of its matrix products in
+    # another order, so the float64 results differ in their last bits: measured up to 2.0e-15 of
+    # max|logits| (OpenBLAS serial, Zen 5) and 3.1e-16 of the loss. 1e-12 relative is what float64
+    # rounding meets with ~500x to spare while any real difference in the model (float32
+    # rounding anywhere: ~1e-7) fails it.
+    REL = 1e-12
+
     def test_module_reproduces_golden_logits(self):
-        """StaticformerLM in float64 gives make_golden's logits and loss bit for bit (the same code)."""
+        """StaticformerLM in float64 gives make_golden's logits and loss up to float64 rounding."""
         for c, p in CASES:
             m = sf.load(os.path.join(GOLDEN, f"{c}.model.safetensors"), dtype=torch.float64)
             b, _ = sf.read_safetensors(os.path.join(GOLDEN, f"{c}-{p}.batch.safetensors"))
             e, _ = sf.read_safetensors(os.path.join(GOLDEN, f"{c}-{p}.expected.safetensors"))
             pad = torch.from_numpy(b["padding"]) if "padding" in b else None
             logits, loss = m(torch.from_numpy(b["tokens"]), torch.from_numpy(b["targets"]), pad)
-            self.assertTrue(np.array_equal(logits.detach().numpy(), e["logits"]), (c, p))
-            self.assertEqual(loss.item(), e["loss"][0], (c, p))
+            got, want = logits.detach().numpy(), e["logits"]
+            self.assertEqual(got.shape, want.shape, (c, p))
+            self.assertLessEqual(np.abs(got - want).max(), self.REL * np.abs(want).max(), (c, p))
+            self.assertLessEqual(abs(loss.item() - e["loss"][0]), self.REL * abs(e["loss"][0]), (c, p))
 
     def test_save_rewrites_golden_model_byte_for_byte(self):
         with tempfile.TemporaryDirectory() as d:
