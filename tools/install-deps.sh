@@ -6,12 +6,15 @@
 # Optional cross tests: g++-aarch64-linux-gnu and qemu-user (NEON kernels under emulation);
 # gcc-arm-none-eabi, libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib and qemu-system-arm
 # (the inference core for a Cortex-M4; the firmware example run on QEMU's mps2-an386 board).
-# PyTorch (python3-torch) is only needed to regenerate the golden files: pass --golden.
+# PyTorch (python3-torch) is only needed for the tests against PyTorch and to regenerate the golden
+# files: pass --golden. It also installs both BLAS libraries Debian's torch can use, the reference
+# one (libblas3) and OpenBLAS (libopenblas0-serial, which the alternatives system then selects), so
+# that the PyTorch tests run under each (cmake/StaticformerPytorchTests.cmake).
 set -euo pipefail
 pkgs=(cmake make g++ clang libclang-rt-14-dev ccache libboost-dev libfmt-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev gnuplot-nox
       g++-aarch64-linux-gnu qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
       qemu-system-arm)
-[[ "${1:-}" == "--golden" ]] && pkgs+=(python3-torch)
+[[ "${1:-}" == "--golden" ]] && pkgs+=(python3-torch libblas3 libopenblas0-serial)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -80,10 +80,12 @@ run_suite() {  # name compiler build-type ctest-args -- extra-cmake-args...
 # behaviour, so the sanitizer build skips them. It is compiled with -O1 -g1 (line tables for the
 # sanitizers' stack traces): about half the compile time of -O2 -g, which made it the slowest suite.
 [[ -z "$only" || "$only" == gcc ]] && run_suite gcc g++ Release "" --
-[[ -z "$only" || "$only" == clang ]] && run_suite clang clang++ Release "" -- -DSTATICFORMER_BUILD_BENCHMARKS=OFF
+# The PyTorch tests run once per installed BLAS in the gcc suite only (the same Python code).
+[[ -z "$only" || "$only" == clang ]] && run_suite clang clang++ Release "" -- -DSTATICFORMER_BUILD_BENCHMARKS=OFF \
+   -DSTATICFORMER_TEST_EVERY_BLAS=OFF
 [[ -z "$only" || "$only" == sanitize ]] && run_suite sanitize g++ RelWithDebInfo \
    "-LE compile_fail -E ^install_and_find_package$" -- \
-   -DSTATICFORMER_SANITIZE=address,undefined -DSTATICFORMER_BUILD_BENCHMARKS=OFF \
+   -DSTATICFORMER_SANITIZE=address,undefined -DSTATICFORMER_BUILD_BENCHMARKS=OFF -DSTATICFORMER_TEST_EVERY_BLAS=OFF \
    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
 
 echo "=== summary"
