@@ -18,11 +18,18 @@
 // RoPE and embeddings call the layers' own row functions, and keys past a query's position
 // enter P·V only with probability exactly 0.
 //
+// No arithmetic of its own: every block runs the layers' forward for rows at positions —
+// layers::attention::forward_chunk (a prefill chunk) or forward_step (one token of R streams),
+// with the layer's share of the KV cache, and layers::ffn::rows, the function training's forward
+// runs too — and the norms and embeddings their row functions. This file holds the loop, the
+// storage and the product the layers run with (float matrix kernels, or int8 weights).
+//
 // Storage of a decoder<C> (C.B streams, context C.T; nothing on the heap, nothing big on the stack):
-//   keys   kt[l]: (B, H, d_k, T) — transposed, so that one query's scores q_h·K_hᵀ are a vector–
-//          matrix product over contiguous positions (and the chunk products of prefill a plain
-//          matmul (P, d_k)·(d_k, T))
-//   values v[l]:  (B, T, D)      — a head's (T, d_k) slice is the right operand of P·V
+//   the KV cache, per layer a layers::attention<C>::cache<B>:
+//     keys   kt: (B, H, d_k, T) — transposed, so that one query's scores q_h·K_hᵀ are a vector–
+//            matrix product over contiguous positions (and the chunk products of prefill a plain
+//            matmul (P, d_k)·(d_k, T))
+//     values v:  (B, T, D)      — a head's (T, d_k) slice is the right operand of P·V
 //   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
 //   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too),
 //   and the buffers of a step (B rows) and of a prefill chunk (P rows).
@@ -62,6 +69,7 @@
 #include "staticformer/layers/activation.hpp"
 #include "staticformer/layers/attention.hpp"
 #include "staticformer/layers/embedding.hpp"
+#include "staticformer/layers/ffn.hpp"
 #include "staticformer/layers/norm.hpp"
 #include "staticformer/layers/position.hpp"
 #include "staticformer/matmul.hpp"
@@ -109,12 +117,7 @@ class decoder {
   constexpr void reset(std::size_t b) {
     if (b >= B) return;
     pos_[b] = 0;
-    for (std::size_t l = 0; l < L; ++l) {
-      T* k = kt_[l].data() + b * (H * dk * S);
-      T* v = v_[l].data() + b * (S * D);
-      for (std::size_t i = 0; i < H * dk * S; ++i) k[i] = T{};
-      for (std::size_t i = 0; i < S * D; ++i) v[i] = T{};
-    }
+    for (std::size_t l = 0; l < L; ++l) cache_[l].reset(b);
   }
   constexpr void reset() {
     for (std::size_t b = 0; b < B; ++b) reset(b);
@@ -178,9 +181,39 @@ class decoder {
   using chunk_d = tensor<T, Batch<1>, Seq<P>, Model<D>>;  // (1, P, D): P positions of one stream
   using chunk_f = tensor<T, Batch<1>, Seq<P>, Ffn<C.F>>;  // (1, P, F)
   using norm = layers::norm<C, T>;
-  using act = layers::activation<C.activation, T>;
+  using attn = layers::attention<C, T>;
+  using ffn = layers::ffn<C, T>;
   using emb = layers::embedding<C, T>;
-  static constexpr bool rope = C.position == position_kind::rope;
+
+  // The product the layers run with (sf::linear's interface, matmul.hpp): the float matrix
+  // kernels, or the int8 ones for int8 weights (linear below); one row's Q, K and V in one pass.
+  struct product {
+    decoder* d;
+    template <class Y, class X, class W, class Bias>
+    constexpr void operator()(Y&& y, const X& x, const W& w, const Bias& b) const {
+      d->linear(y, input(x), w, b);
+    }
+    template <class Y, class X, class W, class Bias>
+    constexpr void qkv(Y&& q, Y&& k, Y&& v, const X& x, const W& wq, const Bias& bq, const W& wk, const Bias& bk,
+                       const W& wv, const Bias& bv) const {
+      constexpr bool one_row = detail::mt<X>::rows == 1;
+      if constexpr (one_row && int8_weights) {  // one row: quantized once for Q, K and V
+        kernels::q8::quantize(d->xq_d_[0], x.data());
+        kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq));
+        kernels::q8::matvec(k.data(), d->xq_d_[0], wk.m, bias_of(bk));
+        kernels::q8::matvec(v.data(), d->xq_d_[0], wv.m, bias_of(bv));
+      } else if constexpr (one_row) {  // one row: Q, K and V in one loop (three times the chains in flight)
+        const kernels::gemv_job<T> jobs[3] = {{q.data(), x.data(), wq.data(), bias_of(bq)},
+                                              {k.data(), x.data(), wk.data(), bias_of(bk)},
+                                              {v.data(), x.data(), wv.data(), bias_of(bv)}};
+        kernels::gemv_batch(jobs, 3, D, D, D);  // = the three products (the same sums)
+      } else {
+        (*this)(q, x, wq, bq);
+        (*this)(k, x, wk, bk);
+        (*this)(v, x, wv, bv);
+      }
+    }
+  };
 
   constexpr status check_stream(std::size_t b) const {
     if (!w_) return unbound();
@@ -287,58 +320,28 @@ class decoder {
   }
 
   // ------------------------------------------------------------ prefill: one chunk of P positions
-  // Stream b, positions [s0, s0+P): x = embed(tokens), then every block, keys and values of all
-  // P positions written to the cache. Positions ≥ end (padding of the last chunk) use token 0;
-  // their cache entries lie past the stream's position and are overwritten before being read.
+  // Stream b, positions [s0, s0+P): x = embed(tokens), then every block (the layers' own forward
+  // for rows at positions: keys and values of all P positions written to the cache). Positions ≥ end
+  // (padding of the last chunk) use token 0; their cache entries lie past the stream's position and
+  // are overwritten before being read.
   constexpr void chunk(std::size_t b, std::size_t s0, std::size_t end) {
     const weights_t& p = *w_;
+    const product lin{this};
     for (std::size_t i = 0; i < P; ++i) {
       const std::size_t t = s0 + i;
       embed_row(cx_.data() + i * D, t < end ? hist_(b, t) : 0, t);
     }
-    const T sc = layers::attention<C, T>::scale();
     for (std::size_t l = 0; l < L; ++l) {
       const auto& bp = p.blocks[l];
       // x += attn(norm1(x))
       for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm1);
-      linear(cq_, ca_, bp.attn.wq, bp.attn.bq);
-      linear(ck_, ca_, bp.attn.wk, bp.attn.bk);
-      linear(cv_, ca_, bp.attn.wv, bp.attn.bv);
-      for (std::size_t i = 0; i < P; ++i) {
-        if constexpr (rope) {
-          layers::rope<C, T>::rotate_row(cq_.data() + i * D, s0 + i);
-          layers::rope<C, T>::rotate_row(ck_.data() + i * D, s0 + i);
-        }
-        store_kv(l, b, s0 + i, ck_.data() + i * D, cv_.data() + i * D);
-      }
-      for (std::size_t h = 0; h < H; ++h) {
-        const auto Sc = as_view(cs_);                                   // (P, T) scores, then P
-        matmul(Sc, head<H>(std::as_const(cq_), 0, h), at(std::as_const(kt_[l]), b, h));  // q_h · K_hᵀ
-        for (std::size_t i = 0; i < P; ++i) {
-          T* row = Sc.row(i);
-          const std::size_t keys = s0 + i + 1;
-          simd::softmax_scaled(row, keys, sc);
-          for (std::size_t j = keys; j < S; ++j) row[j] = T{};
-        }
-        matmul(head<H>(co_, 0, h), Sc.as_const(), head<H>(std::as_const(v_[l]), b, h));  // o_h = P · V_h
-      }
-      linear(cy_, co_, bp.attn.wo, bp.attn.bo);
+      attn::forward_chunk(lin, cy_, ca_, bp.attn, cache_[l], b, s0, cw_);
       for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
       // x += ffn(norm2(x))
       for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm2);
-      linear(ch_, ca_, bp.ffn.w1, bp.ffn.b1);
-      act::template forward<P * F>(ch_.data(), ch_.data());
-      linear(cy_, ch_, bp.ffn.w2, bp.ffn.b2);
+      ffn::rows(lin, cy_, ca_, bp.ffn, ch_, ch_);
       for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
     }
-  }
-
-  // k_row, v_row (D) of stream b at position t into layer l's cache (keys transposed)
-  constexpr void store_kv(std::size_t l, std::size_t b, std::size_t t, const T* k_row, const T* v_row) {
-    for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t c = 0; c < dk; ++c) kt_[l](b, h, c, t) = k_row[h * dk + c];
-    T* vr = v_[l].data() + (b * S + t) * D;
-    for (std::size_t i = 0; i < D; ++i) vr[i] = v_row[i];
   }
 
   // ------------------------------------------------------------ step: R streams b0 … b0+R-1
@@ -349,52 +352,19 @@ class decoder {
     using rf = view<T, shape<Batch<R>>, Ffn<C.F>, C.F>;
     using rv = view<T, shape<Batch<R>>, Vocab<V>, V>;
     const weights_t& p = *w_;
-    const rd x{x_.data() + b0 * D}, a{a_.data() + b0 * D}, q{q_.data() + b0 * D}, k{k_.data() + b0 * D},
-        v{vv_.data() + b0 * D}, o{o_.data() + b0 * D}, y{y_.data() + b0 * D};
+    const product lin{this};
+    const rd x{x_.data() + b0 * D}, a{a_.data() + b0 * D}, y{y_.data() + b0 * D};
     const rf f{f_.data() + b0 * F};
     for (std::size_t r = 0; r < R; ++r) embed_row(x.row(r), hist_(b0 + r, pos_[b0 + r]), pos_[b0 + r]);
-    const T sc = layers::attention<C, T>::scale();
     for (std::size_t l = 0; l < L; ++l) {
       const auto& bp = p.blocks[l];
+      // x += attn(norm1(x))
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
-      if constexpr (R == 1 && int8_weights) {  // one row: quantized once for Q, K and V
-        kernels::q8::quantize(xq_d_[0], a.data());
-        kernels::q8::matvec(q.data(), xq_d_[0], bp.attn.wq.m, bias_of(bp.attn.bq));
-        kernels::q8::matvec(k.data(), xq_d_[0], bp.attn.wk.m, bias_of(bp.attn.bk));
-        kernels::q8::matvec(v.data(), xq_d_[0], bp.attn.wv.m, bias_of(bp.attn.bv));
-      } else if constexpr (R == 1) {  // one row: Q, K and V in one loop (three times the chains in flight)
-        const kernels::gemv_job<T> qkv[3] = {{q.data(), a.data(), bp.attn.wq.data(), bias_of(bp.attn.bq)},
-                                             {k.data(), a.data(), bp.attn.wk.data(), bias_of(bp.attn.bk)},
-                                             {v.data(), a.data(), bp.attn.wv.data(), bias_of(bp.attn.bv)}};
-        kernels::gemv_batch(qkv, 3, D, D, D);  // = matmul(q, a, wq, bq), ... (same sums)
-      } else {
-        linear(q, a.as_const(), bp.attn.wq, bp.attn.bq);
-        linear(k, a.as_const(), bp.attn.wk, bp.attn.bk);
-        linear(v, a.as_const(), bp.attn.wv, bp.attn.bv);
-      }
-      for (std::size_t r = 0; r < R; ++r) {
-        const std::size_t b = b0 + r, t = pos_[b], keys = t + 1;
-        if constexpr (rope) {
-          layers::rope<C, T>::rotate_row(q.row(r), t);
-          layers::rope<C, T>::rotate_row(k.row(r), t);
-        }
-        store_kv(l, b, t, k.row(r), v.row(r));
-        // one query, every head: scores over positions 0 … t, softmax, P·V
-        kernels::gemv_job<T> jobs[H];
-        for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_hᵀ   (keys)
-          jobs[h] = {scores_.row(h), q.row(r) + h * dk, kt_[l].data() + (b * H + h) * dk * S, nullptr};
-        kernels::gemv_batch(jobs, H, S, keys, dk);
-        simd::softmax_scaled_rows(scores_.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
-        for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_h   (d_k)
-          jobs[h] = {o.row(r) + h * dk, scores_.row(h), v_[l].data() + b * S * D + h * dk, nullptr};
-        kernels::gemv_batch(jobs, H, D, dk, keys);
-      }
-      linear(y, o.as_const(), bp.attn.wo, bp.attn.bo);
+      attn::template forward_step<R>(lin, y, a, bp.attn, cache_[l], b0, pos_.data(), sw_);
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
+      // x += ffn(norm2(x))
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
-      linear(f, a.as_const(), bp.ffn.w1, bp.ffn.b1);
-      act::template forward<R * F>(f.data(), f.data());
-      linear(y, f.as_const(), bp.ffn.w2, bp.ffn.b2);
+      ffn::rows(lin, y, a, bp.ffn, f, f);
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
     }
     for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), p.norm_f);
@@ -403,8 +373,7 @@ class decoder {
   }
 
   const weights_t* w_ = nullptr;
-  std::array<tensor<T, Batch<B>, Heads<H>, HeadDim<dk>, Seq<S>>, L> kt_{};  // keys, transposed
-  std::array<tensor<T, Batch<B>, Seq<S>, Model<D>>, L> v_{};               // values
+  std::array<typename attn::template cache<B>, L> cache_{};                // keys (transposed) and values
   tensor<std::int32_t, Batch<B>, Seq<S>> hist_{};                          // the tokens of every stream
   std::array<std::size_t, B> pos_{};
   tensor<T, Batch<B>, Vocab<V>> logits_{};
@@ -414,15 +383,16 @@ class decoder {
   static constexpr std::size_t Rq = kernels::q8::rows_per_pass<kernels::q8::native>;
   [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<D>, Rq>> xq_d_{};
   [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<C.F>, Rq>> xq_f_{};
-  // step buffers (B rows)
-  rows_d x_{}, a_{}, q_{}, k_{}, vv_{}, o_{}, y_{};
+  // step buffers (B rows): the residual stream, a norm's output, a sub-layer's output, the
+  // feed-forward's hidden rows, attention's q, k, v, o rows and one query's scores per head
+  rows_d x_{}, a_{}, y_{};
   rows_f f_{};
-  tensor<T, Heads<H>, Seq<S>> scores_{};  // one query's scores, then probabilities, per head
+  typename attn::template rows_scratch<B, false> sw_{};
   tensor<T, Model<D>> row_{};  // one (D) scratch row: the final norm of a prefill's last position, an int8 position row
   // prefill chunk buffers (P rows; none when P = 1)
-  [[no_unique_address]] maybe<chunks, chunk_d> cx_{}, ca_{}, cq_{}, ck_{}, cv_{}, co_{}, cy_{};
+  [[no_unique_address]] maybe<chunks, chunk_d> cx_{}, ca_{}, cy_{};
   [[no_unique_address]] maybe<chunks, chunk_f> ch_{};
-  [[no_unique_address]] maybe<chunks, tensor<T, Seq<P>, Seq<S>>> cs_{};
+  [[no_unique_address]] maybe<chunks, typename attn::template rows_scratch<P, true>> cw_{};
 };
 
 }  // namespace sf

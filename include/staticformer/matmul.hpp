@@ -428,6 +428,33 @@ constexpr void matmul(Y&& y, const X& x, const W& w, const Extra& extra = {}) {
   }
 }
 
+// The read-only form of an operand: a view's as_const(), a tensor as a const reference.
+template <class X>
+constexpr decltype(auto) input(const X& x) noexcept {
+  if constexpr (is_view_v<X>) return x.as_const();
+  else return (x);
+}
+
+// The product of a layer's linear maps, y = x·w + b, as a policy: a layer's forward takes one,
+// so that the same forward serves training (sf::linear<P>: the typed matmul in precision P) and
+// decoding (the decoder's own policy: the same float products, or int8 weights; decode.hpp).
+//   lin(y, x, w, b)                     y = x·w + b (b: a bias or sf::none)
+//   lin.qkv(q, k, v, x, wq, bq, ...)    three products of one input (attention's projections)
+template <precision_kind P = precision_kind::f32>
+struct linear {
+  template <class Y, class X, class W, class Bias>
+  constexpr void operator()(Y&& y, const X& x, const W& w, const Bias& b) const {
+    matmul<P>(y, input(x), w, b);
+  }
+  template <class Y, class X, class W, class Bias>
+  constexpr void qkv(Y&& q, Y&& k, Y&& v, const X& x, const W& wq, const Bias& bq, const W& wk, const Bias& bk,
+                     const W& wv, const Bias& bv) const {
+    (*this)(q, x, wq, bq);
+    (*this)(k, x, wk, bk);
+    (*this)(v, x, wv, bv);
+  }
+};
+
 // c (=|+=) a·bᵀ     a: (..., K)  b: (N, K)  c: (..., N)
 template <precision_kind P = precision_kind::f32, class Cm, class A, class B, class Mode = overwrite_t>
 constexpr void matmul_nt(Cm&& c, const A& a, const B& b, Mode = {}) {

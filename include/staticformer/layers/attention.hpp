@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "staticformer/config.hpp"
+#include "staticformer/kernels/gemv.hpp"
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/layers/position.hpp"
 #include "staticformer/matmul.hpp"
@@ -79,9 +80,8 @@ struct attention {
                                                         btd& v, btd& o, T* probs, std::size_t probs_step,
                                                         const padding_t<C>* pad) {
     using pview = view<T, shape<Seq<S>>, Seq<S>, S>;
-    matmul<C.precision>(q, x, p.wq, p.bq);
-    matmul<C.precision>(k, x, p.wk, p.bk);
-    matmul<C.precision>(v, x, p.wv, p.bv);
+    const linear<C.precision> lin{};
+    lin.qkv(q, k, v, x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv);
     if constexpr (use_rope) {
       rope<C, T>::forward(q);
       rope<C, T>::forward(k);
@@ -112,7 +112,109 @@ struct attention {
       for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h) pair(b, h);
     }
-    matmul<C.precision>(y, o, p.wo, p.bo);
+    lin(y, o, p.wo, p.bo);
+  }
+
+  // ---------------------------------------------------------------- rows at positions, with a KV cache
+  // Decoding (decode.hpp) runs this layer on a few rows at a time — a prefill chunk (P consecutive
+  // positions of one stream) or one token of each of R streams — against a cache of the keys and
+  // values of every position seen so far. Each row's result is bit for bit what forward_impl
+  // computes for that position: the same products (every sum in k order from 0, one FMA at a
+  // time: kernels/gemv.hpp), RoPE's and softmax's row functions, and keys past a query's position
+  // enter P·V with probability exactly 0 (the cache past a stream's position holds 0 or values the
+  // stream wrote: always finite).
+  //
+  // One layer's cache for Streams streams:
+  //   kt: (Streams, H, d_k, T) keys, transposed: one query's scores q_h·K_hᵀ are a vector–matrix
+  //       product over contiguous positions, a chunk's a plain matmul (rows, d_k)·(d_k, T)
+  //   v:  (Streams, T, D)      values: a head's (T, d_k) slice is the right operand of P·V
+  template <std::size_t Streams>
+  struct cache {
+    tensor<T, Batch<Streams>, Heads<H>, HeadDim<dk>, Seq<S>> kt;
+    tensor<T, Batch<Streams>, Seq<S>, Model<D>> v;
+
+    constexpr void reset(std::size_t b) {  // stream b: zeros
+      T* k = kt.data() + b * (H * dk * S);
+      T* vb = v.data() + b * (S * D);
+      for (std::size_t i = 0; i < H * dk * S; ++i) k[i] = T{};
+      for (std::size_t i = 0; i < S * D; ++i) vb[i] = T{};
+    }
+    // k_row, v_row (D) of stream b at position t
+    constexpr void store(std::size_t b, std::size_t t, const T* k_row, const T* v_row) {
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t c = 0; c < dk; ++c) kt(b, h, c, t) = k_row[h * dk + c];
+      T* vr = v.data() + (b * S + t) * D;
+      for (std::size_t i = 0; i < D; ++i) vr[i] = v_row[i];
+    }
+  };
+  // What a decoder keeps besides: the q, k, v, o rows (1, R, D) of R rows at a time (a prefill
+  // chunk, or one row per stream) and the scores, then probabilities, of a chunk's R queries of one
+  // head (R, T), or of one query's H heads (H, T).
+  template <std::size_t R, bool Chunk>
+  struct rows_scratch {
+    tensor<T, Batch<1>, Seq<R>, Model<D>> q, k, v, o;
+    std::conditional_t<Chunk, tensor<T, Seq<R>, Seq<S>>, tensor<T, Heads<H>, Seq<S>>> scores;
+  };
+
+  // Prefill: positions s0 … s0+R-1 of stream b (s0 + R ≤ T). Their keys and values are written to
+  // the cache; every query attends positions 0 … its own.
+  // y: (1,R,D) written  x: (1,R,D)  p: float or int8 parameters  lin: the product (ffn::rows)
+  template <std::size_t R, std::size_t Streams, class Lin, class P>
+  static constexpr void forward_chunk(const Lin& lin, tensor<T, Batch<1>, Seq<R>, Model<D>>& y,
+                                      const tensor<T, Batch<1>, Seq<R>, Model<D>>& x, const P& p,
+                                      cache<Streams>& c, std::size_t b, std::size_t s0, rows_scratch<R, true>& w) {
+    lin.qkv(w.q, w.k, w.v, x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv);
+    for (std::size_t i = 0; i < R; ++i) {
+      if constexpr (use_rope) {
+        rope<C, T>::rotate_row(w.q.data() + i * D, s0 + i);
+        rope<C, T>::rotate_row(w.k.data() + i * D, s0 + i);
+      }
+      c.store(b, s0 + i, w.k.data() + i * D, w.v.data() + i * D);
+    }
+    const T sc = scale();
+    for (std::size_t h = 0; h < H; ++h) {
+      const auto Sc = as_view(w.scores);                                              // (R, T) scores, then P
+      matmul(Sc, head<H>(std::as_const(w.q), 0, h), at(std::as_const(c.kt), b, h));   // q_h · K_hᵀ
+      for (std::size_t i = 0; i < R; ++i) {
+        T* row = Sc.row(i);
+        const std::size_t keys = s0 + i + 1;
+        simd::softmax_scaled(row, keys, sc);
+        for (std::size_t j = keys; j < S; ++j) row[j] = T{};
+      }
+      matmul(head<H>(w.o, 0, h), Sc.as_const(), head<H>(std::as_const(c.v), b, h));  // o_h = P · V_h
+    }
+    lin(y, w.o, p.wo, p.bo);
+  }
+
+  // Single-token steps: row r is stream b0 + r at position pos[b0 + r] (< T), its key and value
+  // written to the cache; it attends positions 0 … pos[b0 + r].
+  // y: (R,D) written  x: (R,D) (views)  pos: the streams' positions  w: rows_scratch of ≥ R rows
+  template <std::size_t R, std::size_t Streams, std::size_t WR, class Lin, class P, class Y, class X>
+  static constexpr void forward_step(const Lin& lin, Y&& y, const X& x, const P& p, cache<Streams>& c,
+                                     std::size_t b0, const std::size_t* pos, rows_scratch<WR, false>& w) {
+    static_assert(R <= WR, "sf::layers::attention::forward_step: R rows need a scratch of R rows (internal)");
+    using rd = view<T, shape<Batch<R>>, Model<D>, D>;
+    const rd q{w.q.data()}, k{w.k.data()}, v{w.v.data()}, o{w.o.data()};
+    lin.qkv(q, k, v, x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv);
+    const T sc = scale();
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t b = b0 + r, t = pos[b], keys = t + 1;
+      if constexpr (use_rope) {
+        rope<C, T>::rotate_row(q.row(r), t);
+        rope<C, T>::rotate_row(k.row(r), t);
+      }
+      c.store(b, t, k.row(r), v.row(r));
+      // one query, every head: scores over positions 0 … t (rows of w.scores: one per head), softmax, P·V
+      kernels::gemv_job<T> jobs[H];
+      for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_hᵀ   (keys)
+        jobs[h] = {w.scores.row(h), q.row(r) + h * dk, c.kt.data() + (b * H + h) * dk * S, nullptr};
+      kernels::gemv_batch(jobs, H, S, keys, dk);
+      simd::softmax_scaled_rows(w.scores.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
+      for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_h   (d_k)
+        jobs[h] = {o.row(r) + h * dk, w.scores.row(h), c.v.data() + b * S * D + h * dk, nullptr};
+      kernels::gemv_batch(jobs, H, D, dk, keys);
+    }
+    lin(y, o, p.wo, p.bo);
   }
 
   // row[j] = softmax over allowed j of (row[j]·scale), 0 where not allowed (all 0 if none is allowed)

@@ -32,11 +32,24 @@ struct ffn {
   // h = x W1 + b1;  a = act(h);  y = a W2 + b2
   // y: (B,T,D)  x: (B,T,D)
   static constexpr void forward(btd& y, const btd& x, const params_t& p, saved& s, const padding_t<C>* = nullptr) {
-    matmul<C.precision>(s.h, x, p.w1, p.b1);
-    parallel::split(N, F, [&](std::size_t r0, std::size_t r1) {  // rows, element-wise: any split, the same bits
-      for (std::size_t r = r0; r < r1; ++r) act::template forward<F>(s.a.data() + r * F, s.h.data() + r * F);
+    rows(linear<C.precision>{}, y, x, p, s.h, s.a);
+  }
+
+  // The same for any R rows and any weights — training's forward above, a decoder's prefill chunk
+  // and its single-token steps (decode.hpp) all run this: y = act(x W1 + b1) W2 + b2.
+  // y: (R,D) written  x: (R,D)  h: (R,F) pre-activation, written  a: (R,F) post-activation, written
+  // (a may be h)  lin: the product (sf::linear<P>, or a decoder's: float or int8 weights)  p: float
+  // or int8 parameters (params.hpp, quantize.hpp)
+  template <class Lin, class Y, class X, class P, class HF, class AF>
+  static constexpr void rows(const Lin& lin, Y&& y, const X& x, const P& p, HF&& h, AF&& a) {
+    constexpr std::size_t R = sf::detail::mt<HF>::rows, ldh = sf::detail::mt<HF>::ld, lda = sf::detail::mt<AF>::ld;
+    static_assert(sf::detail::mt<HF>::cols == F && sf::detail::mt<AF>::cols == F && sf::detail::mt<AF>::rows == R,
+                  "sf::layers::ffn::rows: h and a must be (R, F) (internal)");
+    lin(h, x, p.w1, p.b1);
+    parallel::split(R, F, [&](std::size_t r0, std::size_t r1) {  // rows, element-wise: any split, the same bits
+      for (std::size_t r = r0; r < r1; ++r) act::template forward<F>(a.data() + r * lda, h.data() + r * ldh);
     });
-    matmul<C.precision>(y, s.a, p.w2, p.b2);
+    lin(y, a, p.w2, p.b2);
   }
 
   // da = dy W2ᵀ;  dW2 += aᵀ dy;  db2 += Σ dy
