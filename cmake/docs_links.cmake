@@ -20,7 +20,6 @@ macro(fail msg)
 endmacro()
 
 # README.md: at most 300 lines.
-file(STRINGS "${ROOT}/README.md" readme_lines)
 file(READ "${ROOT}/README.md" readme_text)
 string(REGEX MATCHALL "\n" newlines "${readme_text}")
 list(LENGTH newlines readme_count)

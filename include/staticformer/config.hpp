@@ -56,7 +56,7 @@ struct config {
 };
 
 // The names of an enumeration's values, in the order of the values (0, 1, ...): to_string
-// and parse below are built on them, and checkpoints store them (SPEC's metadata).
+// and parse below are built on them, and checkpoints store them (docs/model.md's metadata).
 template <class E> struct enum_names;
 template <> struct enum_names<norm_kind> {
   static constexpr const char* value[] = {"layernorm", "rmsnorm"};
@@ -153,7 +153,7 @@ struct axes {
   using vocab = Vocab<C.V>;
 };
 
-// The reference configurations of SPEC.md.
+// The reference configurations of docs/model.md.
 namespace configs {
 inline constexpr config ref_gpt2{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 128, .B = 2,
                                  .norm = norm_kind::layernorm, .position = position_kind::learned,
