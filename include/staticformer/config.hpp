@@ -1,7 +1,9 @@
 // staticformer/config.hpp — the one compile-time configuration of a model.
 //
 //   inline constexpr sf::config my_model{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 4};
-//   sf::model<my_model> m;   // every layer reads what it needs from `my_model`
+//   static sf::params<my_model> p;         // the weights (the same type for any B)
+//   static sf::activations<my_model> acts; // what backward needs; every layer reads its sizes from `my_model`
+//   float loss = sf::forward(p, acts, tokens, targets);   // (model.hpp; docs/usage.md)
 //
 // A config is a structural value, so it is a template argument itself; layers take
 // `template <sf::config C>` and name their axes through `sf::axes<C>`.
