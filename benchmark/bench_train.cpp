@@ -3,7 +3,7 @@
 // same run; and the step's parts, so that a regression can be located.
 //
 //   build/benchmark/sf_bench_train --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-//   python3 benchmark/compare_pytorch.py --build build      # beside PyTorch and llm.c (README "Training speed")
+//   python3 benchmark/compare_pytorch.py --build build      # beside PyTorch and llm.c (docs/benchmarks.md, "Training speed")
 //
 // Shapes (GPT-2 style: LayerNorm, learned positions, GELU-tanh, tied head, biases):
 //   nano      V65  T64  D64  H4 L2 F256 B4        micro  V256 T128 D128 H4 L4 F512 B4

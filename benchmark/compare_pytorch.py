@@ -416,7 +416,7 @@ def check():
     expect(math.isfinite(after) and 0 < moved <= 2 * 1e-4 * 1.01,
            f"two AdamW steps: loss {after:.4f}, max |delta tok_emb| {moved:.2e} (<= 2 lr)")
 
-    # The module is SPEC's model: its loss equals that of tools/make_golden.py's functional model
+    # The module is docs/model.md's model: its loss equals that of tools/make_golden.py's functional model
     # (the one the golden files and staticformer are checked against) on the same random
     # parameters, every bias and LayerNorm parameter nonzero, in float64.
     import importlib.util
@@ -443,7 +443,7 @@ def check():
         ours = m64(x, y).item()
         ref = mg.loss_fn(mg.forward(cfg, P, x, None), y).item()
     expect(abs(ours - ref) <= 1e-12 * abs(ref),
-           f"the module is SPEC's model: loss {ours:.15f} == make_golden.py's {ref:.15f} (float64)")
+           f"the module is the model of docs/model.md: loss {ours:.15f} == make_golden.py's {ref:.15f} (float64)")
 
     # bf16 autocast (--bf16): on CPU in this torch, a Linear's output inside autocast is bf16 and
     # every matrix product of forward and backward runs in bf16; the loss is float32 and near the

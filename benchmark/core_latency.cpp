@@ -1,6 +1,6 @@
 // sf_core_latency — one-way core-to-core latency: two threads pinned to cores A and B (default 0
 // and 1) bounce one cache line N times. On a VM it tells where the host put the vCPUs: tens of ns
-// when they share a cache, a few hundred across dies (README "More cores, the same answer").
+// when they share a cache, a few hundred across dies (docs/benchmarks.md, "Threads").
 //
 //   build/benchmark/sf_core_latency [A B]
 #include <pthread.h>

@@ -23,7 +23,7 @@
 // N threads (sf::thread_pool): the checkpoint is the same bit for bit as with one thread, and
 // --seconds then limits the wall-clock time.
 //
-// Output (in --out): model.safetensors (SPEC checkpoint + tokenizer) and the optimizer
+// Output (in --out): model.safetensors (docs/model.md checkpoint + tokenizer) and the optimizer
 // file it names, loss.csv, loss.png (gnuplot), sample.txt. The last line printed is
 //   final: steps N, train loss X, val loss Y, tokens/s Z, seconds S
 // X = mean training loss of the last 50 steps, Y = loss over the whole validation split,

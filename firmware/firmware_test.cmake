@@ -6,7 +6,7 @@
 # Trains nano (GPT-2 style: LayerNorm, learned positions, GELU, tied, biases) with examples/train
 # and ref-llama (RoPE, RMSNorm, ReLU, untied, no biases) with firmware/host/train_llama; for
 # each, float and int8 weights: exports the header, configures and builds firmware/ with the
-# Cortex-M4 toolchain file exactly as the README shows, checks the ELF (no heap symbols, no
+# Cortex-M4 toolchain file exactly as docs/firmware.md shows, checks the ELF (no heap symbols, no
 # double-precision helpers, the weights in flash, the library's code within 32 KB), runs it under
 # qemu-system-arm -M mps2-an386 with a timeout, and requires the generated tokens to equal
 # staticformer-generate's on the host: greedy, and sampled (temperature, top-k, top-p, seed); runs firmware/kernel_check (the int8 SMLAD kernel and the float products

@@ -1,5 +1,5 @@
 // fuzz/fuzz_common.hpp — what the libFuzzer harnesses (and the corpus generator) share: the
-// small configurations they load besides SPEC's reference ones, the token ids of the checkpoint
+// small configurations they load besides docs/model.md's reference ones, the token ids of the checkpoint
 // harness's dataset, a scratch directory per process, the split of one input into two files,
 // and SF_FUZZ_CHECK (a broken promise of the library aborts, which libFuzzer reports as a crash).
 #pragma once

@@ -67,7 +67,7 @@ std::string name_of(const sf::config& c) {
   return "tiny-vaswani";
 }
 
-// SPEC's batch: tokens, targets (a few -1), optionally padding (the first token of each row).
+// docs/model.md's batch: tokens, targets (a few -1), optionally padding (the first token of each row).
 template <sf::config C>
 void batch(const fs::path& dir) {
   std::vector<std::int32_t> tokens(C.B * C.T), targets(C.B * C.T);

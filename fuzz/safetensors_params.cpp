@@ -4,7 +4,7 @@
 // directory) and sf::io::file::parse (from memory): they must agree. A file that parses is
 // then written back by sf::io::writer and parsed again (same metadata and tensors), its numeric
 // tensors read by read_f64, its configuration read by read_config, its tokenizer.vocab (if any)
-// parsed, and it is loaded, for each of SPEC's reference configurations (ref_gpt2, ref_llama,
+// parsed, and it is loaded, for each of docs/model.md's reference configurations (ref_gpt2, ref_llama,
 // ref_vaswani, nano) and three tiny ones with their features (fuzz_common.hpp), as parameters
 // (float, double, with and without allow_non_finite), as int8 parameters and as a batch
 // (with and without a padding buffer). Each loader's promises are checked: what it accepts is

@@ -1,5 +1,5 @@
 // Incremental decoding (decode.hpp): prefill + steps against a full sf::infer of the same prefix,
-// at every position, for SPEC's reference configurations (every position kind, both norms, every
+// at every position, for docs/model.md's reference configurations (every position kind, both norms, every
 // activation, tied and untied, with and without bias), prompts that end at odd positions and at
 // the chunk boundaries, B streams at different positions, the context limit and slide, errors.
 //

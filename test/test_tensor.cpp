@@ -241,7 +241,7 @@ TEST(Matmul, BackwardAgreesWithReference) {
   check_backward<sf::tensor<float, sf::Seq<17>, sf::Ffn<33>>, sf::tensor<float, sf::Ffn<33>, sf::Model<9>>>();
 }
 
-// ---------------------------------------------------------------- reflection: checkpoint names of SPEC.md
+// ---------------------------------------------------------------- reflection: checkpoint names of docs/model.md
 namespace {
 struct named_shape {
   std::string name;
@@ -264,7 +264,7 @@ std::vector<named_shape> visited(P& p) {
   return out;
 }
 
-// SPEC.md's table, written out by hand for one block `l`.
+// docs/model.md's table, written out by hand for one block `l`.
 void block_names(std::vector<named_shape>& v, int l, std::size_t D, std::size_t F, bool layernorm, bool bias) {
   const std::string p = "blocks." + std::to_string(l) + ".";
   v.push_back({p + "norm1.weight", {D}});
@@ -323,7 +323,7 @@ TEST(Reflect, RefVaswaniHasNoPositionParameters) {
   for (const auto& n : v) EXPECT_EQ(n.name.find("pos_emb"), std::string::npos);
 }
 
-// Counts by hand from SPEC's shapes:
+// Counts by hand from docs/model.md's shapes:
 //  ref_gpt2:  tok 65·32 = 2080, pos 16·32 = 512, per block: norms 2·(32+32) = 128, attention 4·32·32 + 4·32
 //             = 4224, ffn 32·128 + 128 + 128·32 + 32 = 8352 → 12704, two blocks 25408, norm_f 64 → 28064.
 //  ref_llama: tok 96·48 = 4608, per block: norms 2·48 = 96, attention 4·48·48 = 9216, ffn 2·48·96 = 9216

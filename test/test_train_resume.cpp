@@ -1,6 +1,6 @@
 // Training checkpoints: a run stopped, saved, loaded into fresh storage and resumed
 // continues bit for bit like a run that never stopped; saves are crash-safe; mismatched
-// files are refused; the model file is a SPEC checkpoint that decodes on its own.
+// files are refused; the model file is a docs/model.md checkpoint that decodes on its own.
 // One GoogleTest program in three translation units, to keep each quick to compile: the
 // checkpoint functions are compiled in test/train_resume/save.cpp and load.cpp (see
 // test/train_resume/checkpoint.hpp).
@@ -240,7 +240,7 @@ TEST(TrainResume, ModelFileIsASpecCheckpointThatDecodesOnItsOwn) {
   ASSERT_TRUE(sf::io::save_training<cfg>(dir.str(), *t, d, c.tok));
   const std::string path = sf::io::detail::join(dir.str(), "model.safetensors");
 
-  // Plain SPEC loading (as staticformer-run does) with a batch size of 1.
+  // Plain docs/model.md loading (as staticformer-run does) with a batch size of 1.
   constexpr sf::config one = [] { sf::config x = cfg; x.B = 1; return x; }();
   static sf::params<one> p;
   ASSERT_TRUE(sf::io::load_params<one>(path, p));

@@ -154,7 +154,7 @@ gen_error("unknown option '--bogus'" "${model}" --bogus)
 sf_edit_header("${model}" "${WORK}/l3.safetensors" "\"n_layers\":\"2\"" "\"n_layers\":\"3\"")
 gen_error("no compiled configuration matches the checkpoint's \\(V=65 T=64 D=64 H=4 L=3 F=256 .*\\); this program has nano, ref-gpt2, ref-llama, ref-vaswani"
           "${WORK}/l3.safetensors")
-# No tokenizer: the same checkpoint with the key renamed, and a golden file (SPEC's, no tokenizer).
+# No tokenizer: the same checkpoint with the key renamed, and a golden file (docs/model.md's, no tokenizer).
 sf_edit_header("${model}" "${WORK}/notok.safetensors" "\"tokenizer.vocab\"" "\"tokenizer.other\"")
 gen_error("no tokenizer vocabulary \\(metadata 'tokenizer.vocab'\\)" "${WORK}/notok.safetensors")
 gen_error("no tokenizer vocabulary" "${GOLDEN}/ref-gpt2.model.safetensors")

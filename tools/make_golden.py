@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden files for staticformer, computed with PyTorch from the definitions of SPEC.md.
+"""Golden files for staticformer, computed with PyTorch from the definitions of docs/model.md.
 
     /usr/bin/python3 tools/make_golden.py                  # every config x padding -> test/data/golden/
     /usr/bin/python3 tools/make_golden.py --small --out D  # a 3.6 MB subset (see below) into D
@@ -7,13 +7,13 @@
     /usr/bin/python3 tools/make_golden.py --seed 123 --out D   # fresh random models (CTest: golden_fresh_pytorch)
 
 The model is written in plain PyTorch (no nn.Transformer, no nn.LayerNorm), term by term
-from SPEC.md, so that it is an independent reference for the C++ implementation; it lives in
-python/staticformer/model.py, shared with the PyTorch interop package (README "Coming from
+from docs/model.md, so that it is an independent reference for the C++ implementation; it lives in
+python/staticformer/model.py, shared with the PyTorch interop package (docs/python.md,
 PyTorch"). Files are written in the safetensors format by hand (struct + json,
 python/staticformer/safetensors.py): the `safetensors` Python package is not needed.
 
 For each reference configuration <c> (ref-gpt2, ref-llama, ref-vaswani, nano):
-  <c>.model.safetensors              random F32 parameters, SPEC names, SPEC __metadata__
+  <c>.model.safetensors              random F32 parameters, docs/model.md names, docs/model.md __metadata__
 and for each padding variant <p> of the set (none, left, right):
   <c>-<p>.batch.safetensors          tokens I32 [B,T], targets I32 [B,T] (-1 = ignore),
                                      padding U8 [B,T] unless <p> = none
@@ -69,12 +69,12 @@ ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, steps=3)
 
 
 def metadata_of(cfg):
-    """SPEC's __metadata__: every value a string."""
+    """docs/model.md's __metadata__: every value a string."""
     return config_of(cfg).metadata()
 
 
 def param_shapes(cfg):
-    """SPEC's checkpoint table, in declaration order (the order of sf::params)."""
+    """docs/model.md's checkpoint table, in declaration order (the order of sf::params)."""
     return sfm.param_shapes(config_of(cfg))
 
 
@@ -94,8 +94,8 @@ def init_params(cfg, gen):
 
 
 # ----------------------------------------------------------------------------- the model
-# SPEC's model, term by term in plain PyTorch, lives in the package python/staticformer (model.py):
-# the same functions serve the golden files and the PyTorch interop (README "Coming from PyTorch").
+# docs/model.md's model, term by term in plain PyTorch, lives in the package python/staticformer (model.py):
+# the same functions serve the golden files and the PyTorch interop (docs/python.md).
 def config_of(cfg):
     return sfm.Config(vocab=cfg["V"], context=cfg["T"], d_model=cfg["D"], n_heads=cfg["H"], n_layers=cfg["L"],
                       d_ff=cfg["F"], norm=cfg["norm"], position=cfg["position"], activation=cfg["activation"],
@@ -136,7 +136,7 @@ def loss_and_grads(cfg, P, batch):
 
 
 def adamw(cfg, P, batch, steps, lr, beta1, beta2, eps):
-    """SPEC's AdamW (PyTorch's, weight decay 0). Returns (losses, updated params)."""
+    """docs/model.md's AdamW (PyTorch's, weight decay 0). Returns (losses, updated params)."""
     P = {n: t.detach().clone() for n, t in P.items()}
     m = {n: torch.zeros_like(t) for n, t in P.items()}
     v = {n: torch.zeros_like(t) for n, t in P.items()}

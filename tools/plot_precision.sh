@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Plots the loss curves of two training runs of examples/train — float32 and --precision bf16 —
-# in one figure (README "Mixed precision"): the training loss (mean of 100 steps) and the
+# in one figure (docs/training.md, "bf16"): the training loss (mean of 100 steps) and the
 # validation points of each, against the step.
 #
 #   build/examples/train --out out/f32

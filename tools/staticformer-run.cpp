@@ -1,4 +1,4 @@
-// staticformer-run — the reference runner of SPEC.md.
+// staticformer-run — the reference runner of docs/model.md.
 //
 //   staticformer-run --model M.safetensors --batch X.safetensors --out R.safetensors [--steps N --lr η]
 //
@@ -31,7 +31,7 @@ struct options {
   sf::io::load_options load;  // --allow-non-finite
 };
 
-// The configurations this runner has compiled in: SPEC's reference configurations
+// The configurations this runner has compiled in: docs/model.md's reference configurations
 // (tools/runner/model.cpp instantiates sf_run::model for each).
 struct compiled {
   const char* name;
@@ -48,7 +48,7 @@ void usage(std::FILE* to) {
   std::fprintf(to,
                "usage: staticformer-run --model M.safetensors --batch X.safetensors --out R.safetensors "
                "[--steps N --lr LR] [--allow-non-finite]\n"
-               "  --model   checkpoint (safetensors, SPEC names and metadata)\n"
+               "  --model   checkpoint (safetensors, staticformer's names and metadata)\n"
                "  --batch   batch file: tokens I32 [B,T], targets I32 [B,T] (-1 = ignore), optional padding U8 [B,T]\n"
                "  --out     results: logits [B,T,V], loss [1], grad.<param> for every parameter\n"
                "  --steps   then run N AdamW steps on the batch (writes updated params and losses [N]);\n"

@@ -1,4 +1,4 @@
-// train_llama — the firmware test's second model: SPEC's ref-llama configuration (RoPE, RMSNorm,
+// train_llama — the firmware test's second model: docs/model.md's ref-llama configuration (RoPE, RMSNorm,
 // ReLU, untied head, no biases; V 96, T 24, D 48, H 6, L 3, F 96) trained briefly on
 // tiny-shakespeare with a character tokenizer, saved as a checkpoint with the tokenizer in its
 // metadata (what examples/train writes for nano). Deterministic: same arguments, same file.

@@ -1,7 +1,9 @@
 // staticformer/config.hpp — the one compile-time configuration of a model.
 //
 //   inline constexpr sf::config my_model{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 4};
-//   sf::model<my_model> m;   // every layer reads what it needs from `my_model`
+//   static sf::params<my_model> p;         // the weights (the same type for any B)
+//   static sf::activations<my_model> acts; // what backward needs; every layer reads its sizes from `my_model`
+//   float loss = sf::forward(p, acts, tokens, targets);   // (model.hpp; docs/usage.md)
 //
 // A config is a structural value, so it is a template argument itself; layers take
 // `template <sf::config C>` and name their axes through `sf::axes<C>`.
@@ -56,7 +58,7 @@ struct config {
 };
 
 // The names of an enumeration's values, in the order of the values (0, 1, ...): to_string
-// and parse below are built on them, and checkpoints store them (SPEC's metadata).
+// and parse below are built on them, and checkpoints store them (docs/model.md's metadata).
 template <class E> struct enum_names;
 template <> struct enum_names<norm_kind> {
   static constexpr const char* value[] = {"layernorm", "rmsnorm"};
@@ -153,7 +155,7 @@ struct axes {
   using vocab = Vocab<C.V>;
 };
 
-// The reference configurations of SPEC.md.
+// The reference configurations of docs/model.md.
 namespace configs {
 inline constexpr config ref_gpt2{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 128, .B = 2,
                                  .norm = norm_kind::layernorm, .position = position_kind::learned,

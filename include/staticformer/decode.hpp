@@ -13,7 +13,7 @@
 // steps and B streams give the same bits: its products are row by row).
 //
 // Exactness. At every position the logits are bit-for-bit those of sf::infer over the same
-// prefix (SPEC's model, no padding): every product sums in k order from 0 (+ bias) with one
+// prefix (docs/model.md's model, no padding): every product sums in k order from 0 (+ bias) with one
 // FMA at a time, as the GEMM tiles do (kernels/gemv.hpp), the norms, activations, softmax,
 // RoPE and embeddings call the layers' own row functions, and keys past a query's position
 // enter P·V only with probability exactly 0.
@@ -47,7 +47,7 @@
 //                    reads tok_emb in place, one dot product per token (false: D·V floats fewer,
 //                    the weights can stay in flash untouched).
 // sf::small_ram is {.prefill_chunk = 1, .tied_head_copy = false}: the state of a microcontroller
-// build is then the KV cache plus a few rows (README "Running on a Cortex-M4").
+// build is then the KV cache plus a few rows (docs/firmware.md).
 //
 // Position T. A stream holds at most T tokens. prefill or step that would pass T changes
 // nothing and returns an error ("context full"); the caller then either stops or calls

@@ -1,4 +1,4 @@
-// staticformer/model.hpp — the pre-norm decoder of SPEC.md: the block described once,
+// staticformer/model.hpp — the pre-norm decoder of docs/model.md: the block described once,
 // forward, backward and inference derived from that description.
 //
 //   x      = tok_emb[tokens] (+ pos)                                (B,T,D)

@@ -1,6 +1,6 @@
 // staticformer/params.hpp — the model's parameters, declared once.
 //
-// Member names are the checkpoint names of SPEC.md: visiting sf::params<C> yields
+// Member names are the checkpoint names of docs/model.md: visiting sf::params<C> yields
 // "tok_emb.weight", "pos_emb.weight", "blocks.0.norm1.weight", "blocks.0.attn.wq",
 // ..., "norm_f.weight", "lm_head.weight". A parameter the configuration does not
 // have (a bias when bias = false, pos_emb unless position = learned, lm_head when

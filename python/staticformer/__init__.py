@@ -1,4 +1,4 @@
-"""staticformer's PyTorch interop: SPEC.md's model as an ``nn.Module``, checkpoints in both directions,
+"""staticformer's PyTorch interop: docs/model.md's model as an ``nn.Module``, checkpoints in both directions,
 and conversions from nanoGPT / Hugging Face GPT-2 / Hugging Face LLaMA-style state dicts.
 
 Needs only the standard library, NumPy and PyTorch (Debian: ``python3-numpy python3-torch``); safetensors
@@ -10,7 +10,7 @@ files are read and written by hand. Put ``python/`` on ``PYTHONPATH`` (or run fr
     model.save("m.safetensors")                          # a checkpoint staticformer-run reads
     model = sf.from_hf_gpt2(state_dict, hf_config)       # and the converters, see staticformer.convert
 
-Command line: ``python3 -m staticformer --help`` (README: "Coming from PyTorch").
+Command line: ``python3 -m staticformer --help`` (docs/python.md).
 """
 from .convert import (ConversionError, UnsupportedFeature, from_hf_gpt2, from_hf_llama, from_nanogpt,
                       rope_permutation, to_hf_gpt2, to_hf_llama, to_nanogpt)

@@ -33,14 +33,14 @@ def _report(path, model):
     print(f"{path}: {cfg.describe()}, {n} parameters")
     ref = _reference_name(cfg)
     if ref:
-        print(f"  = SPEC's '{ref}': staticformer-run and staticformer-generate have it compiled in")
+        print(f"  = the reference configuration '{ref}': staticformer-run and staticformer-generate have it compiled in")
     else:
         print("  not one of the configurations compiled into staticformer-run (" + ", ".join(REFERENCE_CONFIGS) +
               "): a C++ program declares it as an sf::config to run it")
 
 
 def _metadata_of_json(d):
-    """SPEC metadata from a JSON object whose values may be numbers or booleans."""
+    """docs/model.md metadata from a JSON object whose values may be numbers or booleans."""
     out = {}
     for k, v in d.items():
         out[k] = ("true" if v else "false") if isinstance(v, bool) else repr(v) if isinstance(v, float) else str(v)
@@ -67,10 +67,10 @@ def cmd_convert(a):
     elif a.layout == "hf-llama":
         model = cv.from_hf_llama(sd, hf_config, n_heads=a.n_heads, context=a.context, activation=a.activation,
                                  norm_eps=a.norm_eps)
-    else:  # staticformer: SPEC names; the configuration from the file ("config") or --config
+    else:  # staticformer: docs/model.md names; the configuration from the file ("config") or --config
         if hf_config is None:
             raise cv.ConversionError("--from staticformer: no configuration: give --config (a JSON object of "
-                                     "SPEC's metadata: vocab, context, d_model, ...)")
+                                     "staticformer's metadata: vocab, context, d_model, ...)")
         meta = _metadata_of_json(hf_config)
         model = StaticformerLM(Config.from_metadata(meta))
         names = [n for n, _ in param_shapes(model.config)]
@@ -93,7 +93,7 @@ def cmd_to_torch(a):
         meta = dict(model.metadata)
         meta.update(model.config.metadata())
         torch.save({"model": model.state_dict(), "config": meta}, a.output)
-        print(f"{a.output}: {{'model': state dict (SPEC names), 'config': metadata}}; "
+        print(f"{a.output}: {{'model': state dict (staticformer's names), 'config': metadata}}; "
               "staticformer.StaticformerLM(staticformer.Config.from_metadata(d['config'])).load_state_dict(d['model'])")
     elif a.layout == "nanogpt":
         sd, model_args = cv.to_nanogpt(model)
@@ -126,7 +126,7 @@ def main(argv=None):
     c.add_argument("--from", dest="layout", required=True, choices=cv.LAYOUTS + ("staticformer",))
     c.add_argument("input")
     c.add_argument("output")
-    c.add_argument("--config", help="config.json (Hugging Face), or SPEC metadata as JSON for --from staticformer")
+    c.add_argument("--config", help="config.json (Hugging Face), or staticformer metadata as JSON for --from staticformer")
     c.add_argument("--n-heads", type=int, help="attention heads (when no config gives them)")
     c.add_argument("--context", type=int, help="context length (hf-llama, when no config gives it)")
     c.add_argument("--activation", help="relu | gelu | gelu_tanh (or Hugging Face's names: gelu_new, ...)")

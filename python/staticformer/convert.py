@@ -17,14 +17,14 @@ model's ``config.json`` as a dict (optional where the state dict and the argumen
 What is exact and why:
 
 * nanoGPT's ``nn.Linear`` computes ``x W^T`` with ``W`` ``[out, in]``; Hugging Face's ``Conv1D``
-  computes ``x W`` with ``W`` ``[in, out]``, which is SPEC's orientation. ``c_attn`` holds q, k, v
+  computes ``x W`` with ``W`` ``[in, out]``, which is docs/model.md's orientation. ``c_attn`` holds q, k, v
   side by side along ``out``.
-* Biases SPEC has no place for are zeros (nanoGPT's ``bias=False`` LayerNorm, LLaMA's attention bias
+* Biases docs/model.md has no place for are zeros (nanoGPT's ``bias=False`` LayerNorm, LLaMA's attention bias
   without an MLP bias): zeros are exact.
 * RoPE: Hugging Face's LLaMA rotates the halves of each head (``rotate_half``: dimension ``i`` with
-  ``i + d_k/2``, both at angle ``t * w_i``) where SPEC rotates adjacent pairs ``(2i, 2i+1)`` at the same
+  ``i + d_k/2``, both at angle ``t * w_i``) where docs/model.md rotates adjacent pairs ``(2i, 2i+1)`` at the same
   angle, with the same ``w_i = 10000^(-2i/d_k)``. Reordering the output features of ``q_proj`` and
-  ``k_proj`` within each head, SPEC's ``2i <- i`` and ``2i+1 <- i + d_k/2``, turns one into the other;
+  ``k_proj`` within each head, docs/model.md's ``2i <- i`` and ``2i+1 <- i + d_k/2``, turns one into the other;
   scores are dot products of q and k, unchanged by reordering both the same way. See
   :func:`rope_permutation`.
 """
@@ -43,7 +43,7 @@ class ConversionError(ValueError):
 
 
 class UnsupportedFeature(ConversionError):
-    """The model uses something SPEC's model cannot represent; ``feature`` names it."""
+    """The model uses something docs/model.md's model cannot represent; ``feature`` names it."""
 
     def __init__(self, feature, detail=""):
         self.feature = feature
@@ -52,8 +52,8 @@ class UnsupportedFeature(ConversionError):
 
 # ----------------------------------------------------------------------------- helpers
 def rope_permutation(n_heads, d_k):
-    """Index ``perm`` such that SPEC's feature ``s`` of q (or k) is Hugging Face's feature ``perm[s]``:
-    within each head, SPEC's ``2i`` is HF's ``i`` and SPEC's ``2i+1`` is HF's ``i + d_k/2``."""
+    """Index ``perm`` such that docs/model.md's feature ``s`` of q (or k) is Hugging Face's feature ``perm[s]``:
+    within each head, docs/model.md's ``2i`` is HF's ``i`` and docs/model.md's ``2i+1`` is HF's ``i + d_k/2``."""
     if d_k % 2:
         raise ValueError(f"RoPE needs an even head size, found {d_k}")
     half = d_k // 2
@@ -116,7 +116,7 @@ class _Source:
         for k in self.sd:
             if k not in self.used and not any(k.endswith(s) for s in self.ignore):
                 raise ConversionError(f"{self.layout}: unexpected tensor '{k}' (not part of the layout staticformer "
-                                      f"converts; the model may have a feature SPEC's model does not)")
+                                      f"converts; the model may have a feature staticformer's model does not)")
 
 
 def _count_layers(src, fmt):
@@ -255,9 +255,9 @@ def from_hf_gpt2(state_dict, hf_config=None, n_heads=None, activation=None, norm
     if c.get("model_type") not in (None, "gpt2"):
         raise UnsupportedFeature(f"model_type '{c['model_type']}'", "the hf-gpt2 layout reads GPT-2 models")
     if c.get("scale_attn_weights") is False:
-        raise UnsupportedFeature("scale_attn_weights = false", "SPEC's scores are divided by sqrt(d_k)")
+        raise UnsupportedFeature("scale_attn_weights = false", "staticformer's scores are divided by sqrt(d_k)")
     if c.get("scale_attn_by_inverse_layer_idx"):
-        raise UnsupportedFeature("scale_attn_by_inverse_layer_idx", "SPEC's scores are divided by sqrt(d_k) only")
+        raise UnsupportedFeature("scale_attn_by_inverse_layer_idx", "staticformer's scores are divided by sqrt(d_k) only")
     if c.get("add_cross_attention"):
         raise UnsupportedFeature("cross-attention", "add_cross_attention = true")
     n_heads = _merge_args(c, "n_head", n_heads)
@@ -287,7 +287,7 @@ def from_hf_llama(state_dict, hf_config=None, n_heads=None, context=None, activa
         raise ConversionError("hf-llama: no 'model.embed_tokens.weight' (or 'embed_tokens.weight'): "
                               "not a LLaMA-style state dict")
     V, D = src.sd[pre + "embed_tokens.weight"].shape
-    # Features, in this order; the first one SPEC cannot represent is named.
+    # Features, in this order; the first one docs/model.md cannot represent is named.
     gate = pre + "layers.0.mlp.gate_proj.weight"
     if src.has(gate) or any(k.endswith("mlp.gate_proj.weight") for k in src.sd):
         raise UnsupportedFeature("SwiGLU (a gated MLP: 'mlp.gate_proj')",
@@ -303,17 +303,17 @@ def from_hf_llama(state_dict, hf_config=None, n_heads=None, context=None, activa
         rows = kp.shape[0] if kp is not None else "?"
         raise UnsupportedFeature("grouped-query attention",
                                  f"num_key_value_heads {n_kv} < num_attention_heads {n_heads} (k_proj has "
-                                 f"{rows} rows, q_proj {D}); SPEC's attention has one key/value head per query head")
+                                 f"{rows} rows, q_proj {D}); staticformer's attention has one key/value head per query head")
     theta = c.get("rope_theta", 10000.0)
     if float(theta) != 10000.0:
-        raise UnsupportedFeature(f"rope_theta = {theta}", "SPEC's RoPE uses w_i = 10000^(-2i/d_k)")
+        raise UnsupportedFeature(f"rope_theta = {theta}", "staticformer's RoPE uses w_i = 10000^(-2i/d_k)")
     rs = c.get("rope_scaling")
     if rs and not (isinstance(rs, dict) and rs.get("rope_type", rs.get("type")) == "default" and len(rs) == 1):
-        raise UnsupportedFeature("rope_scaling", f"{rs}; SPEC's RoPE angle is t * w_i")
+        raise UnsupportedFeature("rope_scaling", f"{rs}; staticformer's RoPE angle is t * w_i")
     if c.get("partial_rotary_factor", 1.0) != 1.0:
-        raise UnsupportedFeature("partial_rotary_factor", "SPEC rotates every dimension of a head")
+        raise UnsupportedFeature("partial_rotary_factor", "staticformer rotates every dimension of a head")
     if c.get("head_dim") not in (None, D // n_heads):
-        raise UnsupportedFeature(f"head_dim = {c['head_dim']}", f"SPEC's d_k is d_model / n_heads = {D // n_heads}")
+        raise UnsupportedFeature(f"head_dim = {c['head_dim']}", f"staticformer's d_k is d_model / n_heads = {D // n_heads}")
     if c.get("sliding_window") and c.get("use_sliding_window", True):
         raise UnsupportedFeature("sliding-window attention", f"sliding_window = {c['sliding_window']}")
     act = activation or c.get("hidden_act")

@@ -1,15 +1,15 @@
-"""SPEC.md's model in PyTorch: the configuration, the computation term by term, and an nn.Module.
+"""docs/model.md's model in PyTorch: the configuration, the computation term by term, and an nn.Module.
 
     cfg = Config(vocab=65, context=16, d_model=32, n_heads=4, n_layers=2, d_ff=128)   # ref-gpt2
-    model = StaticformerLM(cfg)                 # state_dict() names are SPEC's checkpoint names
+    model = StaticformerLM(cfg)                 # state_dict() names are docs/model.md's checkpoint names
     logits = model(tokens)                      # (B, T, V); model(tokens, targets=t) -> (logits, loss)
     model.save("m.safetensors")                 # a staticformer checkpoint, config in __metadata__
-    model = load("m.safetensors")               # and back (any checkpoint of SPEC's format)
+    model = load("m.safetensors")               # and back (any checkpoint of docs/model.md's format)
 
-The functions below (`forward`, `loss_fn`, and the pieces they call) are written from SPEC.md term
+The functions below (`forward`, `loss_fn`, and the pieces they call) are written from docs/model.md term
 by term in plain PyTorch, without nn.LayerNorm or nn.MultiheadAttention, and work in any floating
 dtype: tools/make_golden.py computes the golden files in float64 with them. Matrices act on rows,
-``y = x W`` with ``W`` stored ``[in, out]``, as in SPEC (PyTorch's nn.Linear stores ``[out, in]``).
+``y = x W`` with ``W`` stored ``[in, out]``, as in docs/model.md (PyTorch's nn.Linear stores ``[out, in]``).
 """
 import math
 from dataclasses import dataclass, fields, replace
@@ -30,7 +30,7 @@ ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
 
 @dataclass(frozen=True)
 class Config:
-    """A model's configuration: the fields of SPEC's ``__metadata__`` (the batch size is not one)."""
+    """A model's configuration: the fields of docs/model.md's ``__metadata__`` (the batch size is not one)."""
     vocab: int
     context: int
     d_model: int
@@ -65,7 +65,7 @@ class Config:
         return self.d_model // self.n_heads
 
     def metadata(self):
-        """SPEC's ``__metadata__``: every value a string, in SPEC's order."""
+        """docs/model.md's ``__metadata__``: every value a string, in docs/model.md's order."""
         return {
             "format": "staticformer",
             "vocab": str(self.vocab), "context": str(self.context), "d_model": str(self.d_model),
@@ -111,7 +111,7 @@ class Config:
         return s if self.norm_eps == 1e-5 else s + f" norm_eps={self.norm_eps!r}"
 
 
-# SPEC's reference configurations (compiled into staticformer-run), with their batch sizes.
+# docs/model.md's reference configurations (compiled into staticformer-run), with their batch sizes.
 REFERENCE_CONFIGS = {
     "ref-gpt2": (Config(65, 16, 32, 4, 2, 128, "layernorm", "learned", "gelu_tanh", True, True), 2),
     "ref-llama": (Config(96, 24, 48, 6, 3, 96, "rmsnorm", "rope", "relu", False, False), 3),
@@ -121,7 +121,7 @@ REFERENCE_CONFIGS = {
 
 
 def param_shapes(cfg):
-    """SPEC's checkpoint table for ``cfg``: ``[(name, shape)]`` in declaration order."""
+    """docs/model.md's checkpoint table for ``cfg``: ``[(name, shape)]`` in declaration order."""
     V, T, D, L, F = cfg.vocab, cfg.context, cfg.d_model, cfg.n_layers, cfg.d_ff
     ln = cfg.norm == "layernorm"
     out = [("tok_emb.weight", (V, D))]
@@ -251,7 +251,7 @@ def ffn(cfg, P, prefix, f, observe=None):
 
 
 def forward(cfg, P, tokens, padding=None, observe=None):
-    """Logits (B, T, V) in the dtype of the parameters ``P`` (a map of SPEC names to tensors).
+    """Logits (B, T, V) in the dtype of the parameters ``P`` (a map of docs/model.md names to tensors).
     ``tokens``: integer (B, T), T <= context; ``padding``: optional (B, T), nonzero = padding token
     (never attended to). ``observe(name, tensor)``, if given, sees each FFN's input to its activation."""
     B, T = tokens.shape
@@ -281,7 +281,7 @@ def loss_fn(logits, targets):
 
 # ----------------------------------------------------------------------------- the nn.Module
 class _Params(nn.Module):
-    """A module holding parameters under given names, so that state_dict() spells SPEC's names."""
+    """A module holding parameters under given names, so that state_dict() spells docs/model.md's names."""
 
     def __init__(self, shapes):
         super().__init__()
@@ -303,7 +303,7 @@ class _Block(nn.Module):
 
 
 class StaticformerLM(nn.Module):
-    """SPEC's decoder as a PyTorch module. ``state_dict()`` has exactly the checkpoint's names and
+    """docs/model.md's decoder as a PyTorch module. ``state_dict()`` has exactly the checkpoint's names and
     shapes (``tok_emb.weight``, ``blocks.0.attn.wq`` ``[D, D]`` as ``[in, out]``, ...), so a
     checkpoint loads with ``load_state_dict`` and saves with :meth:`save`.
 
@@ -340,7 +340,7 @@ class StaticformerLM(nn.Module):
 
     def forward(self, tokens, targets=None, padding=None):
         """Logits (B, T, V) for integer ``tokens`` (B, T); with ``targets`` (B, T, -1 = ignore),
-        ``(logits, loss)``. ``padding`` (B, T, nonzero = padding) masks keys as SPEC says."""
+        ``(logits, loss)``. ``padding`` (B, T, nonzero = padding) masks keys as docs/model.md says."""
         if tokens.shape[-1] > self.config.context:
             raise ValueError(f"{tokens.shape[-1]} positions: the context is {self.config.context}")
         logits = forward(self.config, dict(self.named_parameters()), tokens, padding)
@@ -349,7 +349,7 @@ class StaticformerLM(nn.Module):
         return logits, loss_fn(logits, targets)
 
     def save(self, path, metadata=None):
-        """Writes the model as a staticformer checkpoint (F32, SPEC's names and ``__metadata__``,
+        """Writes the model as a staticformer checkpoint (F32, docs/model.md's names and ``__metadata__``,
         plus ``self.metadata`` and ``metadata``)."""
         save(self, path, metadata)
 

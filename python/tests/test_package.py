@@ -215,7 +215,7 @@ class Converters(unittest.TestCase):
         self.check(back, m, 10)
 
     def test_hf_llama_rope_permutation_derived(self):
-        """HF rotates halves, SPEC adjacent pairs: with the permutation the logits agree to 1e-12;
+        """HF rotates halves, docs/model.md adjacent pairs: with the permutation the logits agree to 1e-12;
         without it (q, k rows as stored) they do not."""
         src = randomize(HFLlama(LLAMA, gated=False))
         m = sf.from_hf_llama(src.state_dict(), LLAMA)

@@ -1,4 +1,4 @@
-// SPEC's ref-gpt2 configuration: forward, backward and one AdamW step evaluated in constant
+// docs/model.md's ref-gpt2 configuration: forward, backward and one AdamW step evaluated in constant
 // expressions: the compiler runs the training step. gpt2_step_run_time.cpp then does the same
 // on the CPU and checks that every bit of the loss, logits, gradients, updated parameters and
 // moments agrees.
@@ -6,7 +6,7 @@
 // The compile-time path runs the scalar reference products (kernels/gemm_ref.hpp) and the
 // emulated twin of the SIMD backend (simd/emulated.hpp); the run-time path runs the register-
 // tiled SIMD kernels. Equality holds because both round every operation identically (see the
-// README, "Training inside the compiler"). The work is split into three constant expressions,
+// docs/design.md, "Training inside the compiler"). The work is split into three constant expressions,
 // each followed by a function definition: g++ frees the compiler's temporaries at those points,
 // which keeps this translation unit under 2 GB.
 #include "gpt2_step.hpp"

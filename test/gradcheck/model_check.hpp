@@ -1,5 +1,5 @@
 // test/gradcheck/model_check.hpp — the whole-model finite-difference check, shared by
-// model.cpp (small models of each style) and model_reference.cpp (SPEC's reference configurations);
+// model.cpp (small models of each style) and model_reference.cpp (docs/model.md's reference configurations);
 // two translation units so that each compiles in under 10 s with g++ and clang.
 #pragma once
 #include <cmath>

@@ -1,4 +1,4 @@
-// Finite-difference checks of the whole model's backward for SPEC's reference configurations.
+// Finite-difference checks of the whole model's backward for docs/model.md's reference configurations.
 // Part of the test_gradcheck program (see test/test_gradcheck.cpp).
 #include "model_check.hpp"
 

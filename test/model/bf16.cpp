@@ -1,6 +1,6 @@
 // The model, continued (part of the test_model program, see test/test_model.cpp): the bf16
 // precision policy (config.precision = bf16). Same weights and batch through the float32 and the
-// bf16 path of each of SPEC's reference configurations:
+// bf16 path of each of docs/model.md's reference configurations:
 //   * loss and logits within bf16 distance of the float ones, and gradients within a stated bf16
 //     tolerance, ‖g_bf16 − g_f32‖ ≤ t_all ‖g_f32‖ over all parameters and ≤ t_tensor ‖g_f32‖ + 10⁻⁶
 //     for every tensor. bf16 keeps 8 significant bits (2⁻⁹ ≈ 0.002 relative per operand) and the

@@ -28,7 +28,7 @@ constexpr sf::config one_stream(sf::config c) {
 }
 
 // The configurations compiled in: the demo's model (examples/train trains sf::configs::nano)
-// and SPEC's three reference configurations. Adding one: a line here, a translation unit
+// and docs/model.md's three reference configurations. Adding one: a line here, a translation unit
 // tools/generate/<name>.cpp with SF_GEN_INSTANTIATE (run.hpp) listed in tools/CMakeLists.txt,
 // and a line at the end of tools/generate/weights.cpp.
 struct compiled {

@@ -1,4 +1,4 @@
-// staticformer/io/batch.hpp — SPEC's batch file: tokens, targets and optional padding.
+// staticformer/io/batch.hpp — docs/model.md's batch file: tokens, targets and optional padding.
 //
 // Part of staticformer/io/safetensors.hpp (include that; needs nlohmann::json).
 //
@@ -80,7 +80,7 @@ inline sf::status load_batch(const file& f, std::size_t B, std::size_t T, std::s
 }
 }  // namespace detail
 
-// Loads SPEC's batch: `tokens` I32 [B, T], `targets` I32 [B, T] (-1 = ignore) and optional
+// Loads docs/model.md's batch: `tokens` I32 [B, T], `targets` I32 [B, T] (-1 = ignore) and optional
 // `padding` U8 [B, T] (1 = padding). Every token id must be in [0, V), every target -1 or
 // in [0, V), every padding value 0 or 1; no other tensor may be present. has_padding tells
 // whether the file had padding; without it, *padding (if given) is zeroed. The outputs are

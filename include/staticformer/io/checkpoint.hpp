@@ -6,7 +6,7 @@
 //
 // Two files (needs nlohmann::json, like staticformer/io/safetensors.hpp):
 //
-// * The model, `model.safetensors`: SPEC's checkpoint (F32 parameters under their
+// * The model, `model.safetensors`: docs/model.md's checkpoint (F32 parameters under their
 //   checkpoint names, the configuration as __metadata__), readable by staticformer-run
 //   and by the safetensors library, plus the metadata
 //     tokenizer.vocab   the tokenizer's byte values, "[10,32,33,...]" (a checkpoint decodes on its own)
@@ -85,7 +85,7 @@ inline std::string join(const std::string& dir, const std::string& name) {
 
 // ----------------------------------------------------------------------------- model
 
-// SPEC's checkpoint plus the tokenizer's vocabulary (and `extra` metadata).
+// docs/model.md's checkpoint plus the tokenizer's vocabulary (and `extra` metadata).
 template <sf::config C>
 sf::status save_model(const std::string& path, const sf::params<C, float>& p, const sf::char_tokenizer& tok,
                       metadata_map extra = {}) {

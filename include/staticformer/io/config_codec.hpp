@@ -9,7 +9,7 @@
 //
 // Nothing here lists the configuration's fields: each function visits them
 // (sf::for_each_field, staticformer/config_fields.hpp) and handles a field by its type
-// (detail::field_codec: sizes, enumerations, booleans, doubles). SPEC's metadata key is the
+// (detail::field_codec: sizes, enumerations, booleans, doubles). docs/model.md's metadata key is the
 // field's name except where detail::field_spellings says otherwise (the sizes: V is "vocab",
 // ...; B and precision are not stored, since a checkpoint fixes neither the batch size nor how
 // its products were rounded in training).
@@ -30,7 +30,7 @@ namespace sf::io {
 
 namespace detail {
 
-// How SPEC's metadata and describe() spell a field where its C++ name does not serve.
+// How docs/model.md's metadata and describe() spell a field where its C++ name does not serve.
 struct field_spelling {
   const char* name;                // the member of sf::config ("V")
   const char* key;                 // its metadata key ("vocab"); nullptr: not stored in a checkpoint
@@ -52,7 +52,7 @@ inline constexpr const char* format_key = "format";
 inline constexpr const char* format_value = "staticformer";
 
 // f(spelling, field of c, the same field of a default sf::config) for every field a
-// checkpoint stores, in declaration order, which is SPEC's order of the metadata keys.
+// checkpoint stores, in declaration order, which is docs/model.md's order of the metadata keys.
 template <class Config, class F>
 void for_each_stored_field(Config& c, F&& f) {
   static constexpr sf::config defaults{};
@@ -64,7 +64,7 @@ void for_each_stored_field(Config& c, F&& f) {
       c, defaults);
 }
 
-// f(key) for every metadata key of a configuration, in SPEC's order (format first).
+// f(key) for every metadata key of a configuration, in docs/model.md's order (format first).
 template <class F>
 void for_each_config_key(F&& f) {
   static constexpr sf::config any{};
@@ -158,7 +158,7 @@ inline std::string config_key_list() {
 }
 }  // namespace detail
 
-// SPEC's __metadata__ of a configuration: every value a string.
+// docs/model.md's __metadata__ of a configuration: every value a string.
 inline metadata_map config_metadata(const sf::config& c) {
   metadata_map m{{detail::format_key, detail::format_value}};
   detail::for_each_stored_field(c, [&](const detail::field_spelling& s, const auto& v, const auto&) {

@@ -1,4 +1,4 @@
-// staticformer/io/params.hpp — parameters as SPEC checkpoints: save_params, load_params.
+// staticformer/io/params.hpp — parameters as docs/model.md checkpoints: save_params, load_params.
 //
 // Part of staticformer/io/safetensors.hpp (include that; needs nlohmann::json).
 //
@@ -92,12 +92,12 @@ sf::status load_params(const std::string& path, sf::params<C, T>& p, const load_
   return load_params<C>(*f, p, options);
 }
 
-// Saves parameters as SPEC's checkpoint: F32 tensors under their checkpoint names and the
+// Saves parameters as docs/model.md's checkpoint: F32 tensors under their checkpoint names and the
 // configuration as __metadata__. `extra` adds metadata (e.g. a tokenizer's vocabulary);
 // it may not redefine a configuration key.
 template <sf::config C, class T>
 sf::status save_params(const std::string& path, const sf::params<C, T>& p, const metadata_map& extra = {}) {
-  static_assert(std::is_same_v<T, float>, "sf::io::save_params: SPEC checkpoints hold F32 parameters");
+  static_assert(std::is_same_v<T, float>, "sf::io::save_params: checkpoints hold F32 parameters");
   writer w;
   w.set_metadata(config_metadata(C));
   for (const auto& [k, v] : extra) {

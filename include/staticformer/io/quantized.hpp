@@ -6,7 +6,7 @@
 //   sf::io::save_quantized<C>("model-int8.safetensors", q, extra_metadata);
 //   if (sf::status s = sf::io::load_quantized<C>("model-int8.safetensors", q); !s) std::puts(s.message());
 //
-// The file, for each tensor X of the float checkpoint (SPEC's names):
+// The file, for each tensor X of the float checkpoint (docs/model.md's names):
 //   a matrix (every sf::q8_weight: attn.wq/wk/wv/wo, ffn.w1/w2, lm_head, tok_emb, pos_emb)
 //     "X.q8"     I8   (N, K)   the int8 values, one row per output, K inputs along the row:
 //                              [out, in] for a weight of y = x·W (so (D, F) "ffn.w1" is stored

@@ -19,8 +19,8 @@
 //                              every bounds check), writer, read_tensor, read_f64, tensor_slots
 //   io/config_codec.hpp        sf::config <-> the checkpoint's __metadata__ strings:
 //                              config_metadata, read_config, check_config, describe
-//   io/params.hpp              parameters as SPEC checkpoints: save_params, load_params
-//   io/batch.hpp               SPEC's batch file: load_batch
+//   io/params.hpp              parameters as docs/model.md checkpoints: save_params, load_params
+//   io/batch.hpp               docs/model.md's batch file: load_batch
 #pragma once
 #include "staticformer/io/batch.hpp"
 #include "staticformer/io/config_codec.hpp"

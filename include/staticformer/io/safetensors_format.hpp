@@ -18,7 +18,7 @@
 // in any object of the header (nor in `__metadata__`), JSON nested at most 64 deep. A
 // hostile or damaged file gives an error message, never a crash: file::open reads the
 // 8-byte length and the header (at most 100 MB) first, checks the data the header declares
-// against the file's size, and only then reads exactly that data (README "Hostile input").
+// against the file's size, and only then reads exactly that data (docs/hostile-input.md).
 #pragma once
 #include <algorithm>
 #include <bit>

@@ -197,7 +197,7 @@ SF_KERNEL_NOINLINE void pack_copy(T* SF_RESTRICT P, std::size_t ldp, const T* SF
 // The packing buffers: static storage of compile-time size (one per backend, element type and
 // use), never on the heap or the stack, and not thread_local, so the kernels link on a
 // single-threaded bare-metal target. The products of one program therefore run one at a time
-// (see the README's "Threads").
+// (see docs/design.md, "More cores, the same answer").
 template <class V, class T, std::size_t N, int Use>
 struct static_buffer {
   alignas(64) static inline T data[N];

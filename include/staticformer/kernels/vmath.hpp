@@ -14,7 +14,7 @@
 //   verf   ≤ 2 ulp and abs error ≤ 1.25e-7 everywhere: x·P(x²) for |x| < 0.9,
 //          1 - e^{-x²}·R(t), t = 1/(1 + |x|/2), for 0.9 ≤ |x| < 4; ±1 beyond.
 // (Measured on dense scans; with scalar<float> on a target without FMA instructions, where
-// fmadd rounds twice, verf's abs error reaches 1.28e-7.) The README ("SIMD and matrix
+// fmadd rounds twice, verf's abs error reaches 1.28e-7.) docs/design.md ("SIMD and matrix
 // kernels") has the figures.
 //
 // Coefficients: exp and the small-|x| tanh polynomial are Cephes' (expf, tanhf); the erf

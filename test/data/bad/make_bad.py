@@ -5,8 +5,8 @@
 
 Standard library only. test/bad_inputs.cmake (CTest `bad_inputs`) replays every file through
 the real programs (staticformer-run --model / --batch, examples/train --resume) and checks the
-exit status and the message; README "Hostile input" lists the classes. The model files are
-ref-gpt2 checkpoints (SPEC's names, shapes and metadata, all weights 0 but the bad one) and the
+exit status and the message; docs/hostile-input.md lists the classes. The model files are
+ref-gpt2 checkpoints (docs/model.md's names, shapes and metadata, all weights 0 but the bad one) and the
 batch files ref-gpt2 batches (B 2, T 16, V 65), each broken in exactly one way; the others are
 safetensors files broken in their structure. The 3 GB files are made by the test itself
 (sparse: a 3 GB length costs no disk) from the two `*.prefix` files below.
@@ -17,7 +17,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# ref-gpt2 (SPEC): V 65, T 16, D 32, H 4, L 2, F 128, layernorm, learned, gelu_tanh, tied, bias.
+# ref-gpt2 (docs/model.md): V 65, T 16, D 32, H 4, L 2, F 128, layernorm, learned, gelu_tanh, tied, bias.
 V, T, D, L, F, B = 65, 16, 32, 2, 128, 2
 METADATA = {"format": "staticformer", "vocab": "65", "context": "16", "d_model": "32", "n_heads": "4",
             "n_layers": "2", "d_ff": "128", "norm": "layernorm", "position": "learned",
@@ -25,7 +25,7 @@ METADATA = {"format": "staticformer", "vocab": "65", "context": "16", "d_model":
 
 
 def params():
-    """(name, shape) of every ref-gpt2 parameter, in SPEC's order."""
+    """(name, shape) of every ref-gpt2 parameter, in docs/model.md's order."""
     out = [("tok_emb.weight", [V, D]), ("pos_emb.weight", [T, D])]
     for l in range(L):
         p = f"blocks.{l}."
