@@ -66,7 +66,6 @@
 #include "staticformer/config.hpp"
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/kernels/vmath.hpp"
-#include "staticformer/layers/activation.hpp"
 #include "staticformer/layers/attention.hpp"
 #include "staticformer/layers/embedding.hpp"
 #include "staticformer/layers/ffn.hpp"
