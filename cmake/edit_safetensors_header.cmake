@@ -2,7 +2,7 @@
 # replaced by `to` in its JSON header. `to` may be shorter than `from`: it is padded with spaces
 # (JSON whitespace), so that the header length and the data offsets stay. CMake cannot write the
 # 8-byte binary header length, so head, tail and cmake -E cat copy the bytes around the header.
-# Used by the script tests (tools/generate_test.cmake, test/bad_inputs.cmake) to craft files.
+# Used by the script tests (tools/run_test.cmake, test/bad_inputs.cmake) to craft files.
 function(sf_edit_header in out from to)
   string(LENGTH "${from}" a)
   string(LENGTH "${to}" b)

@@ -1,6 +1,6 @@
 # The firmware test, run by CTest (firmware_cortex_m4):
-#   cmake -DTRAIN=<examples/train> -DLLAMA=<sf_train_llama> -DEXPORT=<staticformer-export>
-#         -DGENERATE=<staticformer-generate> -DCORPUS=<tinyshakespeare.txt> -DSOURCE=<staticformer root>
+#   cmake -DTRAIN=<examples/train> -DLLAMA=<sf_train_llama> -DSTATICFORMER=<staticformer>
+#         -DCORPUS=<tinyshakespeare.txt> -DSOURCE=<staticformer root>
 #         -DQEMU=<qemu-system-arm> -DNM=<arm-none-eabi-nm> -DSIZE=<arm-none-eabi-size> -DWORK=<dir>
 #         -P firmware_test.cmake
 # Trains nano (GPT-2 style: LayerNorm, learned positions, GELU, tied, biases) with examples/train
@@ -9,12 +9,13 @@
 # Cortex-M4 toolchain file exactly as docs/firmware.md shows, checks the ELF (no heap symbols, no
 # double-precision helpers, the weights in flash, the library's code within 32 KB), runs it under
 # qemu-system-arm -M mps2-an386 with a timeout, and requires the generated tokens to equal
-# staticformer-generate's on the host: greedy, and sampled (temperature, top-k, top-p, seed); runs firmware/kernel_check (the int8 SMLAD kernel and the float products
+# `staticformer run`'s on the host: greedy, and sampled (temperature, top-k, top-p, seed); runs firmware/kernel_check (the int8 SMLAD kernel and the float products
 # against their references on the device). Then: a RAM budget too small for the decoder and a program that calls
 # malloc must both fail to build, with their messages. WORK/summary.txt gets the figures.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
+set(ENV{STATICFORMER_CACHE} "${WORK}/cache")  # ref-llama is compiled on first use
 set(tokens 100)
 set(prompt "ROMEO:")
 set(toolchain "${SOURCE}/cmake/toolchain-cortex-m4.cmake")
@@ -48,7 +49,7 @@ run(t 0 "${LLAMA}" "${CORPUS}" "${WORK}/llama.safetensors" 1500)
 message(STATUS "${t}")
 
 set(summary "")
-# name | checkpoint | export option | staticformer-generate's options | the firmware's options
+# name | checkpoint | export option | `staticformer run`'s options | the firmware's options
 # (within a field, options are separated by commas)
 set(greedy "--temperature,0")
 set(sampled_host "--temperature,0.8,--top-k,20,--top-p,0.95,--seed,7")
@@ -69,7 +70,7 @@ foreach(c IN LISTS cases)
   string(REPLACE "," ";" gen_opt "${gen_opt}")
   string(REPLACE "," ";" fw_opt "${fw_opt}")
   set(header "${WORK}/${name}.hpp")
-  run(o 0 "${EXPORT}" "${ckpt}" -o "${header}" ${export_opt})
+  run(o 0 "${STATICFORMER}" export "${ckpt}" -o "${header}" ${export_opt})
   set(dir "${WORK}/fw-${name}")
   build_firmware("${dir}" "${header}" ${fw_opt})
   if(NOT build_rc EQUAL 0)
@@ -121,7 +122,7 @@ foreach(c IN LISTS cases)
     message(FATAL_ERROR "${name}: no text in the firmware's output:\n${out}")
   endif()
   set(device "${CMAKE_MATCH_1}")
-  run(host 0 "${GENERATE}" "${ckpt}" ${gen_opt} --prompt "${prompt}" -n ${tokens} --no-echo -q)
+  run(host 0 "${STATICFORMER}" run "${ckpt}" ${gen_opt} --prompt "${prompt}" --tokens ${tokens} --no-echo -q)
   string(LENGTH "${device}" len)
   if(NOT len EQUAL tokens OR NOT device STREQUAL host)
     message(FATAL_ERROR "${name}: the firmware's text\n[${device}]\ndiffers from the host's\n[${host}]\n${out}")

@@ -1,14 +1,14 @@
-// main.cpp — the firmware example: a model exported by staticformer-export lies in flash, and a
+// main.cpp — the firmware example: a model exported by `staticformer export` lies in flash, and a
 // Cortex-M4 generates text from it greedily with the KV-cache decoder and prints it.
 //
 // Compile-time settings (firmware/CMakeLists.txt passes them):
-//   SF_MODEL_HEADER  the header written by staticformer-export (a quoted path)
+//   SF_MODEL_HEADER  the header written by `staticformer export` (a quoted path)
 //   SF_PROMPT        the prompt, e.g. "ROMEO:" (1 to T characters of the model's vocabulary)
 //   SF_TOKENS        how many tokens to generate (when the context is full the stream keeps its
-//                    last 3T/4 tokens and goes on, as staticformer-generate does)
+//                    last 3T/4 tokens and goes on, as `staticformer run` does)
 //   SF_RAM_BUDGET    bytes of RAM the decoder's state may take; a static_assert checks it
 //   SF_TEMPERATURE, SF_TOP_K, SF_TOP_P, SF_SEED   sampling (default 0, 0, 1, 1: greedy); the
-//                    library's sampler gives the text staticformer-generate gives with the same
+//                    library's sampler gives the text `staticformer run` gives with the same
 //                    options and seed
 //
 // Memory: the weights are the header's constant data (.rodata: flash), read in place; the

@@ -1,14 +1,16 @@
-# Test of staticformer-export, run by CTest (tool_staticformer_export):
-#   cmake -DEXPORT=<staticformer-export> -DGENERATE=<staticformer-generate> -DTRAIN=<train>
+# Test of `staticformer export`, run by CTest (tool_staticformer_export):
+#   cmake -DSTATICFORMER=<staticformer> -DTRAIN=<train>
 #         -DCXX=<compiler> "-DFLAGS=a|b|c" "-DINCLUDES=dir|dir" -DSRC=<tools/export/check.cpp>
 #         -DWORK=<scratch dir> -P export_test.cmake
 # Trains a 60-step checkpoint, exports it (float; int8 quantized by the tool; int8 from train's
 # int8 checkpoint), builds tools/export/check.cpp against each header and checks that the
 # header's weights are the checkpoint's bit for bit and that greedy decoding from them prints
-# exactly staticformer-generate's greedy text; that a header asked for another configuration
+# exactly `staticformer run`'s greedy text; that a header asked for another configuration
 # does not compile (the static_assert's message); that exporting is deterministic; the errors.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
+set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
+set(EXPORT "${STATICFORMER};export")
 file(MAKE_DIRECTORY "${WORK}")
 string(REPLACE "|" ";" flags "${FLAGS}")
 string(REPLACE "|" ";" includes "${INCLUDES}")
@@ -32,10 +34,10 @@ run(t 0 "${TRAIN}" --steps 60 --no-plot --sample 0 --seconds 3600 --eval-batches
 set(ckpt "${WORK}/run/model.safetensors")
 set(ckpt8 "${WORK}/run/model-int8.safetensors")
 
-run(o 0 "${EXPORT}" "${ckpt}" -o "${WORK}/float.hpp")
-run(o 0 "${EXPORT}" "${ckpt}" -o "${WORK}/int8.hpp" --int8)
-run(o 0 "${EXPORT}" "${ckpt8}" -o "${WORK}/int8-file.hpp")
-run(o 0 "${EXPORT}" "${ckpt}" -o "${WORK}/float-again.hpp")
+run(o 0 ${EXPORT} "${ckpt}" -o "${WORK}/float.hpp")
+run(o 0 ${EXPORT} "${ckpt}" -o "${WORK}/int8.hpp" --int8)
+run(o 0 ${EXPORT} "${ckpt8}" -o "${WORK}/int8-file.hpp")
+run(o 0 ${EXPORT} "${ckpt}" -o "${WORK}/float-again.hpp")
 file(SHA256 "${WORK}/float.hpp" h1)
 file(SHA256 "${WORK}/float-again.hpp" h2)
 if(NOT h1 STREQUAL h2)
@@ -62,7 +64,7 @@ foreach(kind float int8 int8-file)
     set(gen_opts --int8)
   endif()
   run(from_header 0 "${WORK}/check-${kind}" "${input}" "${prompt}" 40)
-  run(from_host 0 "${GENERATE}" "${input}" ${gen_opts} --prompt "${prompt}" -n 40 --temperature 0 --no-echo -q)
+  run(from_host 0 "${STATICFORMER}" run "${input}" ${gen_opts} --prompt "${prompt}" --tokens 40 --temperature 0 --no-echo -q)
   string(LENGTH "${from_header}" len)
   if(NOT len EQUAL 40 OR NOT from_header STREQUAL from_host)
     message(FATAL_ERROR "${kind}: the exported header's greedy text\n[${from_header}]\ndiffers from the host's\n[${from_host}]")
@@ -81,15 +83,15 @@ if(NOT err MATCHES "these weights are for the configuration V=65 T=64 D=64 H=4 L
   message(FATAL_ERROR "a header used with another configuration: not the expected message\n${err}")
 endif()
 
-# Errors: one line, exit 1.
-run(o 1 "${EXPORT}" "${WORK}/missing.safetensors" -o "${WORK}/x.hpp")
+# Errors: one line, exit 1 (the files) or 2 (the command line).
+run(o 1 ${EXPORT} "${WORK}/missing.safetensors" -o "${WORK}/x.hpp")
 if(NOT o_err MATCHES "cannot open")
   message(FATAL_ERROR "missing file: ${o_err}")
 endif()
 file(WRITE "${WORK}/notes.txt" "hello")
-run(o 1 "${EXPORT}" "${WORK}/notes.txt" -o "${WORK}/x.hpp")
-run(o 1 "${EXPORT}" "${ckpt}" -o "${WORK}/no-such-dir/x.hpp")
+run(o 1 ${EXPORT} "${WORK}/notes.txt" -o "${WORK}/x.hpp")
+run(o 1 ${EXPORT} "${ckpt}" -o "${WORK}/no-such-dir/x.hpp")
 if(NOT o_err MATCHES "cannot write")
   message(FATAL_ERROR "unwritable output: ${o_err}")
 endif()
-run(o 1 "${EXPORT}" "${ckpt}")
+run(o 2 ${EXPORT} "${ckpt}")

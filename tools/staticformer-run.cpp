@@ -31,18 +31,9 @@ struct options {
   sf::io::load_options load;  // --allow-non-finite
 };
 
-// The configurations this runner has compiled in: docs/model.md's reference configurations
+// The configurations this runner has compiled in: the reference configurations of sf::configs::known
 // (tools/runner/model.cpp instantiates sf_run::model for each).
-struct compiled {
-  const char* name;
-  sf::config config;
-};
-constexpr compiled configurations[] = {
-    {"ref-gpt2", sf::configs::ref_gpt2},
-    {"ref-llama", sf::configs::ref_llama},
-    {"ref-vaswani", sf::configs::ref_vaswani},
-    {"nano", sf::configs::nano},
-};
+using sf::configs::known;
 
 void usage(std::FILE* to) {
   std::fprintf(to,
@@ -59,8 +50,8 @@ void usage(std::FILE* to) {
 }
 
 void list_configurations(std::FILE* to) {
-  for (const compiled& c : configurations)
-    std::fprintf(to, "  %-12s B=%zu %s\n", c.name, c.config.B, sf::io::describe(c.config).c_str());
+  for (const sf::configs::named& c : known)
+    if (c.reference) std::fprintf(to, "  %-12s B=%zu %s\n", c.name, c.value.B, sf::io::describe(c.value).c_str());
 }
 
 bool same_weights_config(const sf::config& a, const sf::config& b) {
@@ -121,7 +112,7 @@ int run(const sf::io::file& model_file, const options& o) {
 
 template <std::size_t I = 0>
 int dispatch(const sf::config& found, const sf::io::file& f, const options& o) {
-  if constexpr (I == std::size(configurations)) {
+  if constexpr (I == std::size(known)) {
     std::fprintf(stderr,
                  "staticformer-run: %s: no compiled configuration matches the checkpoint's metadata (%s).\n"
                  "Compiled configurations:\n",
@@ -129,7 +120,8 @@ int dispatch(const sf::config& found, const sf::io::file& f, const options& o) {
     list_configurations(stderr);
     return 2;
   } else {
-    if (same_weights_config(found, configurations[I].config)) return run<configurations[I].config>(f, o);
+    if constexpr (known[I].reference)
+      if (same_weights_config(found, known[I].value)) return run<known[I].value>(f, o);
     return dispatch<I + 1>(found, f, o);
   }
 }

@@ -83,7 +83,7 @@ std::string generate(const sf::params<C>& p, const sf::char_tokenizer& tok, cons
 
 // int8 weights quantized from p: the validation loss through the decoder beside the float
 // weights' (the quality bar of issue #9: within 1%), the weights' sizes, and
-// out_dir/model-int8.safetensors (io/quantized.hpp, with the tokenizer, for staticformer-generate).
+// out_dir/model-int8.safetensors (io/quantized.hpp, with the tokenizer, for `staticformer run`).
 // (data: the run's, whose config may differ from nano in the precision of its products only)
 template <sf::config DC>
 sf::status report_int8(const sf::params<C>& p, const sf::dataset<DC>& data, const sf::char_tokenizer& tok,
@@ -99,7 +99,7 @@ sf::status report_int8(const sf::params<C>& p, const sf::dataset<DC>& data, cons
   const std::string path = sf::io::detail::join(out_dir, "model-int8.safetensors");
   if (sf::status s = sf::io::save_quantized<C>(path, q, {{sf::tokenizer_metadata_key, tok.to_metadata()}}); !s)
     return s;
-  fmt::print("saved {} (int8 weights, for staticformer-generate)\n", path);
+  fmt::print("saved {} (int8 weights, for `staticformer run`)\n", path);
   return sf::status::ok();
 }
 #define SF_TRAIN_REPORT_INT8(CFG)                                                                     \

@@ -172,6 +172,19 @@ inline constexpr config nano{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256
 // Benchmark shapes (GPT-2 style).
 inline constexpr config micro{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512, .B = 4};
 inline constexpr config small{.V = 512, .T = 256, .D = 192, .H = 6, .L = 6, .F = 768, .B = 2};
+
+// The named shapes, each once: what the tools call them. `reference`: one of docs/model.md's
+// reference configurations, which staticformer-run (the golden tests' runner) has compiled in.
+// `staticformer info` prints the name of a file's shape; the `staticformer` command finds the
+// executables compiled in advance (CMake's STATICFORMER_PRECOMPILED_MODELS) by these names.
+struct named {
+  const char* name;
+  config value;
+  bool reference;
+};
+inline constexpr named known[] = {{"nano", nano, true},         {"ref-gpt2", ref_gpt2, true},
+                                  {"ref-llama", ref_llama, true}, {"ref-vaswani", ref_vaswani, true},
+                                  {"micro", micro, false},        {"small", small, false}};
 }  // namespace configs
 
 }  // namespace sf

@@ -33,10 +33,8 @@ def _report(path, model):
     print(f"{path}: {cfg.describe()}, {n} parameters")
     ref = _reference_name(cfg)
     if ref:
-        print(f"  = the reference configuration '{ref}': staticformer-run and staticformer-generate have it compiled in")
-    else:
-        print("  not one of the configurations compiled into staticformer-run (" + ", ".join(REFERENCE_CONFIGS) +
-              "): a C++ program declares it as an sf::config to run it")
+        print(f"  = the reference configuration '{ref}' (compiled into staticformer-run)")
+    print("  `staticformer run`, `info`, `export` and `convert` take it, whatever its architecture")
 
 
 def _metadata_of_json(d):

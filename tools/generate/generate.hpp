@@ -1,13 +1,10 @@
-// staticformer-generate: what the command line (tools/staticformer-generate.cpp) hands to the
-// generation code of one configuration (tools/generate/run.hpp), and the configurations compiled
-// in. Translation units, each quick to compile: the command line; tools/generate/<name>.cpp, the
-// decoding of one configuration each; tools/generate/weights.cpp, the checkpoint code of all.
+// `staticformer run`: what the command line (tools/staticformer/engine_run.cpp) hands to the
+// generation code of one architecture (tools/generate/run.hpp).
 #ifndef SF_TOOLS_GENERATE_GENERATE_HPP
 #define SF_TOOLS_GENERATE_GENERATE_HPP
 
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -21,31 +18,12 @@ class file;
 
 namespace sf_gen {
 
-// A configuration with one stream (B = 1): the decoder's batch; the weights do not depend on B.
-constexpr sf::config one_stream(sf::config c) {
-  c.B = 1;
-  return c;
+// The message for checkpoint `path` without a tokenizer (the `staticformer` command says it before
+// compiling anything for the checkpoint's architecture; weights_impl.hpp's read_tokenizer too).
+inline std::string no_tokenizer_message(const std::string& path) {
+  return path + ": no tokenizer vocabulary (metadata '" + sf::tokenizer_metadata_key +
+         "'); the checkpoints written by examples/train and `staticformer train` have one";
 }
-
-// The configurations compiled in: the demo's model (examples/train trains sf::configs::nano)
-// and docs/model.md's three reference configurations. Adding one: a line here, a translation unit
-// tools/generate/<name>.cpp with SF_GEN_INSTANTIATE (run.hpp) listed in tools/CMakeLists.txt,
-// and a line at the end of tools/generate/weights.cpp.
-struct compiled {
-  const char* name;
-  sf::config config;
-};
-inline constexpr sf::config nano = one_stream(sf::configs::nano);
-inline constexpr sf::config ref_gpt2 = one_stream(sf::configs::ref_gpt2);
-inline constexpr sf::config ref_llama = one_stream(sf::configs::ref_llama);
-inline constexpr sf::config ref_vaswani = one_stream(sf::configs::ref_vaswani);
-inline constexpr compiled configurations[] = {
-    {"nano", nano},
-    {"ref-gpt2", ref_gpt2},
-    {"ref-llama", ref_llama},
-    {"ref-vaswani", ref_vaswani},
-};
-inline constexpr std::size_t configuration_count = std::size(configurations);
 
 // One generation, as the command line asked for it (already checked: the prompt is in the
 // tokenizer's vocabulary, which fits the model's V).
@@ -61,6 +39,8 @@ struct job {
   bool echo = true;                    // print the prompt before the generated text
   bool quiet = false;                  // no statistics line
   double load_seconds = 0;             // reading the file (for the statistics line)
+  const char* program = "staticformer run";  // the name that starts the program's messages
+  bool runc_stats = false;             // also "achieved tok/s: X" on stderr, as llama2.c's run.c prints it
 };
 
 // Loads the weights of configuration C from `f` (float, or int8 when sf::io::is_quantized),

@@ -1,8 +1,7 @@
-// staticformer-generate: the generation of one configuration — load (float or int8), quantize,
+// `staticformer run`: the generation of one configuration — load (float or int8), quantize,
 // save the int8 checkpoint, prefill the prompt, then sample and step token by token with the
-// KV-cache decoder (decode.hpp), streaming the text. Included by the translation unit of each
-// compiled configuration (tools/generate/<name>.cpp), which instantiates it with
-// SF_GEN_INSTANTIATE; see tools/generate/generate.hpp. The file code is in weights.cpp.
+// KV-cache decoder (decode.hpp), streaming the text. Included by tools/staticformer/engine_run.cpp;
+// see tools/generate/generate.hpp. The file code is in weights_impl.hpp.
 #ifndef SF_TOOLS_GENERATE_RUN_HPP
 #define SF_TOOLS_GENERATE_RUN_HPP
 
@@ -27,9 +26,9 @@ inline double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// An error: one line on stderr ("staticformer-generate: what: message"), exit status 1.
-inline int fail(const std::string& what, const char* message) {
-  std::fprintf(stderr, "staticformer-generate: %s%s%s\n", what.c_str(), what.empty() ? "" : ": ", message);
+// An error: one line on stderr ("staticformer run: what: message"), exit status 1.
+inline int fail(const job& j, const std::string& what, const char* message) {
+  std::fprintf(stderr, "%s: %s%s%s\n", j.program, what.c_str(), what.empty() ? "" : ": ", message);
   return 1;
 }
 
@@ -42,12 +41,12 @@ inline char byte_of(const sf::char_tokenizer& tok, std::int32_t id) {
 // When the context is full the stream keeps its last 3T/4 tokens (decoder::slide).
 template <sf::config C, class W>
 int decode(const sf::params<C, W>& weights, const job& j, const char* config_name, double load_seconds) {
-  static_assert(C.B == 1 && C.T >= 2, "staticformer-generate decodes one stream of at least 2 positions");
+  static_assert(C.B == 1 && C.T >= 2, "staticformer run decodes one stream of at least 2 positions");
   static sf::decoder<C, W> dec;  // static: the cache and the buffers are not on the stack
   static sf::sampler<C.V> sampler{0};
   constexpr std::size_t keep = C.T - (C.T >= 4 ? C.T / 4 : 1);  // tokens kept by a slide: 3T/4
   sampler.seed(j.seed);
-  if (sf::status s = sampler.configure(j.sampling); !s) return fail("", s.message());
+  if (sf::status s = sampler.configure(j.sampling); !s) return fail(j, "", s.message());
   dec.use(weights);
 
   char last = '\n';
@@ -60,27 +59,31 @@ int decode(const sf::params<C, W>& weights, const job& j, const char* config_nam
   sf::status s = dec.prefill(0, j.prompt.data() + (j.prompt.size() - n), n);
   const double prefill_seconds = seconds_since(t0);
   const auto t1 = clock_type::now();
+  auto t_first = t1;  // when the first generated token was printed
   std::size_t generated = 0;
   while (s && generated < j.tokens) {
     const std::int32_t next = sampler.sample(dec.logits(0));
     std::fputc(last = byte_of(j.tokenizer, next), stdout);
     std::fflush(stdout);
-    if (++generated == j.tokens) break;
+    if (++generated == 1) t_first = clock_type::now();
+    if (generated == j.tokens) break;
     if (dec.position(0) == C.T) s = dec.slide(0, keep);
     if (s) s = dec.step(0, next);
   }
   const double seconds = seconds_since(t1);
   if (last != '\n' && ::isatty(::fileno(stdout))) std::fputc('\n', stdout);
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail("stdout", "cannot write the text");
-  if (!s) return fail(j.path, s.message());  // (the decoder's checks: not expected to fail here)
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail(j, "stdout", "cannot write the text");
+  if (!s) return fail(j, j.path, s.message());  // (the decoder's checks: not expected to fail here)
+  if (j.runc_stats && generated > 1)  // llama2.c's run.c: the rate from the end of the first step
+    std::fprintf(stderr, "achieved tok/s: %f\n", static_cast<double>(generated - 1) / seconds_since(t_first));
   if (!j.quiet) {
     const std::size_t np = j.prompt.size();
     char cut[64] = "";  // a prompt longer than T: its last T tokens were prefilled
     if (n < np) std::snprintf(cut, sizeof cut, ", the last %zu", n);
     std::fprintf(stderr,
-                 "staticformer-generate: %zu tokens in %.3g s, %.0f tokens/s (prompt %zu token%s%s in %.3g s; "
+                 "%s: %zu tokens in %.3g s, %.0f tokens/s (prompt %zu token%s%s in %.3g s; "
                  "%s weights, %s; loaded in %.3g s)\n",
-                 generated, seconds, seconds > 0 ? static_cast<double>(generated) / seconds : 0.0, np,
+                 j.program, generated, seconds, seconds > 0 ? static_cast<double>(generated) / seconds : 0.0, np,
                  np == 1 ? "" : "s", cut, prefill_seconds, dec.int8_weights ? "int8" : "float", config_name,
                  load_seconds);
   }
@@ -94,29 +97,26 @@ int run(const sf::io::file& f, const job& j, const char* config_name) {
   static sf::params<C> p;              // float weights
   static sf::params<C, sf::int8> q;    // int8 weights (quantized, or loaded)
   // The sampling options first (what sampler::configure checks): refused before anything is loaded.
-  if (sf::status s = sf::check(j.sampling, C.V); !s) return detail::fail("", s.message());
+  if (sf::status s = sf::check(j.sampling, C.V); !s) return detail::fail(j, "", s.message());
   const auto t0 = detail::clock_type::now();
   const bool stored_int8 = is_int8(f);
   const bool int8 = stored_int8 || j.int8;
   if (stored_int8) {
-    if (sf::status s = weights<C>::load_int8(f, q); !s) return detail::fail(j.path, s.message());
+    if (sf::status s = weights<C>::load_int8(f, q); !s) return detail::fail(j, j.path, s.message());
   } else {
-    if (sf::status s = weights<C>::load_float(f, p); !s) return detail::fail(j.path, s.message());
+    if (sf::status s = weights<C>::load_float(f, p); !s) return detail::fail(j, j.path, s.message());
     if (int8 || !j.save_int8.empty()) sf::quantize(q, p);
   }
   const double load_seconds = j.load_seconds + detail::seconds_since(t0);
   if (!j.save_int8.empty()) {
     if (sf::status s = weights<C>::save_int8(j.save_int8, q, j.tokenizer.to_metadata()); !s)
-      return detail::fail(j.save_int8, s.message());
-    if (!j.quiet) std::fprintf(stderr, "staticformer-generate: saved %s (int8 weights)\n", j.save_int8.c_str());
+      return detail::fail(j, j.save_int8, s.message());
+    if (!j.quiet) std::fprintf(stderr, "%s: saved %s (int8 weights)\n", j.program, j.save_int8.c_str());
     if (j.tokens == 0) return 0;
   }
   return int8 ? detail::decode<C>(q, j, config_name, load_seconds) : detail::decode<C>(p, j, config_name, load_seconds);
 }
 
 }  // namespace sf_gen
-
-// Compiles run<C> for one configuration (one translation unit each: tools/generate/<name>.cpp).
-#define SF_GEN_INSTANTIATE(C) template int sf_gen::run<C>(const sf::io::file&, const sf_gen::job&, const char*);
 
 #endif  // SF_TOOLS_GENERATE_RUN_HPP

@@ -1,6 +1,6 @@
-// staticformer-generate: reading and writing the weights of configuration C (safetensors, through
-// nlohmann json), declared here and compiled for every configuration in tools/generate/weights.cpp,
-// so that the decoding translation units (tools/generate/<name>.cpp) do not compile the file code.
+// `staticformer run` and `export`: reading and writing the weights of configuration C
+// (safetensors), declared here and defined in tools/generate/weights_impl.hpp, which one
+// translation unit of a program includes (tools/staticformer/engine_run.cpp).
 #ifndef SF_TOOLS_GENERATE_WEIGHTS_HPP
 #define SF_TOOLS_GENERATE_WEIGHTS_HPP
 
@@ -22,10 +22,9 @@ namespace sf_gen {
 // Whether f is an int8 checkpoint (sf::io::is_quantized).
 bool is_int8(const sf::io::file& f);
 
-// Which compiled configuration (an index into sf_gen::configurations) checkpoint f of `path`
-// holds, and its tokenizer (at most V symbols). "" on success, else the message of the error
-// (naming `path`): not a checkpoint, no compiled configuration matches, no or a bad tokenizer.
-std::string identify(const sf::io::file& f, const std::string& path, std::size_t& which, sf::char_tokenizer& tok);
+// The tokenizer stored in checkpoint f of `path` (metadata "tokenizer.vocab"), at most V symbols.
+// "" on success, else the message of the error (naming `path`).
+std::string read_tokenizer(const sf::io::file& f, const std::string& path, std::size_t V, sf::char_tokenizer& tok);
 
 template <sf::config C>
 struct weights {

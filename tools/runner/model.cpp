@@ -1,6 +1,8 @@
-// staticformer-run: the model's forward, backward and AdamW step for every configuration the
-// runner has compiled in (the list `configurations` in tools/staticformer-run.cpp; one missing
-// here is a link error). See tools/runner/model.hpp.
+// staticformer-run: the model's forward, backward and AdamW step for every reference configuration
+// (sf::configs::known, `reference`). See tools/runner/model.hpp.
+#include <cstddef>
+#include <utility>
+
 #include "model.hpp"
 
 namespace sf_run {
@@ -22,9 +24,26 @@ void model<C>::step(sf::adamw<sf::params<C>>& opt, sf::params<C>& p, const sf::p
   opt.step(p, g, lr);
 }
 
-template struct model<sf::configs::ref_gpt2>;
-template struct model<sf::configs::ref_llama>;
-template struct model<sf::configs::ref_vaswani>;
-template struct model<sf::configs::nano>;
+// The definitions for every reference configuration: taking the functions' addresses here
+// instantiates them in this translation unit, where tools/staticformer-run.cpp finds them at link time.
+using any_function = void (*)();
+template <std::size_t I>
+const any_function* instantiate() {
+  constexpr sf::config C = sf::configs::known[I].value;
+  if constexpr (sf::configs::known[I].reference) {
+    static const any_function functions[] = {reinterpret_cast<any_function>(&model<C>::forward),
+                                             reinterpret_cast<any_function>(&model<C>::backward),
+                                             reinterpret_cast<any_function>(&model<C>::step)};
+    return functions;
+  }
+  return nullptr;
+}
+template <std::size_t... I>
+const any_function* const* all(std::index_sequence<I...>) {
+  static const any_function* const each[] = {instantiate<I>()...};
+  return each;
+}
+extern const any_function* const* const instantiated;
+const any_function* const* const instantiated = all(std::make_index_sequence<std::size(sf::configs::known)>());
 
 }  // namespace sf_run

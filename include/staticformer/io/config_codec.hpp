@@ -4,6 +4,7 @@
 //
 //   sf::io::config_metadata(c)    {"format": "staticformer", "vocab": "65", ..., "norm_eps": "1e-05"}
 //   sf::io::read_config(file)     the configuration a file describes (B = 1), or why it does not
+//   sf::io::config_from_metadata(m)   the same from a metadata map
 //   sf::io::check_config(file, c) ok, or every difference: metadata 'n_heads': expected "4", found "2"
 //   sf::io::describe(c)           "V=65 T=16 D=32 H=4 L=2 F=128 layernorm learned gelu_tanh tied bias"
 //
@@ -177,25 +178,29 @@ inline std::string describe(const sf::config& c) {
   return out;
 }
 
-// The configuration a file's metadata describes (B = 1: a checkpoint does not fix the batch size).
-inline result<sf::config> read_config(const file& f) {
-  if (!f.has_metadata())
-    return detail::fail({"no __metadata__: expected the staticformer configuration (", detail::config_key_list(), ")"});
+// The configuration a metadata map describes (B = 1: a checkpoint does not fix the batch size):
+// docs/model.md's keys, every value a string. `staticformer train --config FILE.json` reads its
+// file through this too (the JSON's numbers and booleans written as these strings).
+inline result<sf::config> config_from_metadata(const metadata_map& m) {
+  auto get = [&](const char* k) -> const std::string* {
+    const auto it = m.find(k);
+    return it == m.end() ? nullptr : &it->second;
+  };
   const char* missing = nullptr;
   detail::for_each_config_key([&](const char* k) {
-    if (!missing && !f.metadata(k)) missing = k;
+    if (!missing && !get(k)) missing = k;
   });
   if (missing) return detail::fail({"missing metadata '", missing, "'"});
   auto bad = [&](const char* k, std::string_view expected) {
-    return detail::fail({"metadata '", k, "': expected ", expected, ", found \"", *f.metadata(k), "\""});
+    return detail::fail({"metadata '", k, "': expected ", expected, ", found \"", *get(k), "\""});
   };
-  if (*f.metadata(detail::format_key) != detail::format_value)
+  if (*get(detail::format_key) != detail::format_value)
     return bad(detail::format_key, detail::cat({"\"", detail::format_value, "\""}));
   sf::config c;
   sf::status error = sf::status::ok();
   detail::for_each_stored_field(c, [&](const detail::field_spelling& s, auto& v, const auto&) {
     using codec = detail::codec_of<decltype(v)>;
-    if (error && !codec::decode(*f.metadata(s.key), v)) error = bad(s.key, codec::expected());
+    if (error && !codec::decode(*get(s.key), v)) error = bad(s.key, codec::expected());
   });
   if (!error) return error;
   c.B = 1;
@@ -206,6 +211,13 @@ inline result<sf::config> read_config(const file& f) {
   if (c.position == sf::position_kind::sinusoidal && c.D % 2 != 0)
     return detail::fail({"metadata: sinusoidal positions need an even d_model, found ", detail::num(c.D)});
   return c;
+}
+
+// The configuration a file's metadata describes (B = 1), or why it does not describe one.
+inline result<sf::config> read_config(const file& f) {
+  if (!f.has_metadata())
+    return detail::fail({"no __metadata__: expected the staticformer configuration (", detail::config_key_list(), ")"});
+  return config_from_metadata(f.metadata());
 }
 
 // Ok when the file's metadata describes `expected` (all but B); else every difference,

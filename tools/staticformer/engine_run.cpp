@@ -1,0 +1,261 @@
+// The `staticformer` command's inference executable for one architecture (engine.hpp):
+//
+//   run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT] [-z TOKENIZER] [-m generate] [--int8] [-q]
+//       [--tokens N] [--top-k K] [--save-int8 PATH] [--no-echo]
+//   export MODEL -o HEADER [--int8] [--namespace NAME]
+//   convert MODEL -o OUT --int8
+//
+// `run` takes llama2.c's run.c flags and reads them as run.c does: -t temperature (default 1.0;
+// 0 = greedy), -p top-p (default 0.9; 1 = off), -s seed (default: the time), -n the number of
+// positions, the prompt's included (default 256, 0 = the context length; past the context the
+// stream slides, keeping its last 3T/4 tokens, where run.c stops), -i the prompt, -z the
+// tokenizer (a staticformer checkpoint carries its own; -z is for the llama2.c models to come),
+// -m generate (chat is run.c's other mode: not offered). It prints the prompt and the text as it is
+// generated, then on stderr run.c's "achieved tok/s" line and a line of statistics (-q: neither).
+// Beyond run.c: --tokens N (generate N tokens, whatever the prompt's length), --top-k K,
+// --save-int8 PATH (write the int8 checkpoint; with --tokens 0 only that), --no-echo (do not print
+// the prompt), and the long names --prompt, --temperature, --top-p, --seed, --steps (also as
+// --name=value).
+// The generation itself is tools/generate/run.hpp; export writes the header of
+// tools/export/header.hpp; convert writes the int8 checkpoint.
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <string_view>
+
+#include "../export/header.hpp"
+#include "../generate/generate.hpp"
+#include "../generate/run.hpp"
+#include "../generate/weights_impl.hpp"
+#include "engine.hpp"
+#include "staticformer/io/safetensors_format.hpp"
+
+namespace {
+
+using sf_engine::arch;
+using sf_engine::fail;
+
+// A flag's value, parsed strictly (the whole argument).
+bool as_float(const char* text, float& out) {
+  double v = 0;
+  if (!sf::io::parse_number(text, v, {})) return false;
+  out = static_cast<float>(v);
+  return true;
+}
+
+// A byte for a message: 'a', or '\x80' when not printable.
+std::string shown(unsigned char b) {
+  char buf[8];
+  if (b >= 32 && b < 127) std::snprintf(buf, sizeof buf, "'%c'", b);
+  else if (b == '\n') std::snprintf(buf, sizeof buf, "'\\n'");
+  else if (b == '\t') std::snprintf(buf, sizeof buf, "'\\t'");
+  else std::snprintf(buf, sizeof buf, "'\\x%02x'", b);
+  return buf;
+}
+
+// The name of the architecture in messages: a known shape's, else its description.
+std::string arch_name() {
+  for (const sf::configs::named& k : sf::configs::known)
+    if (sf::weights_config(k.value) == arch) return k.name;
+  return sf::io::describe(arch);
+}
+
+int run(int argc, char** argv) {
+  sf_gen::job j;
+  j.program = "staticformer run";
+  j.runc_stats = true;
+  j.sampling = {.temperature = 1.0f, .top_k = 0, .top_p = 0.9f};  // run.c's defaults
+  long long seed = 0, steps = 256, tokens = -1;
+  std::string prompt, tokenizer;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    const char* inline_value = nullptr;  // --option=value
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      if (const std::size_t eq = a.find('='); eq != std::string::npos) {
+        inline_value = argv[i] + eq + 1;
+        a.resize(eq);
+      }
+    }
+    // Long names (those of the former staticformer-generate): each is one of run.c's flags.
+    if (a == "--prompt") a = "-i";
+    else if (a == "--temperature") a = "-t";
+    else if (a == "--top-p") a = "-p";
+    else if (a == "--seed") a = "-s";
+    else if (a == "--steps") a = "-n";
+    const bool flag = a == "--int8" || a == "-q" || a == "--quiet" || a == "--no-echo";
+    if (flag && inline_value) return fail("run", a + " takes no value", 2);
+    if (a == "--int8") {
+      j.int8 = true;
+      continue;
+    }
+    if (a == "--no-echo") {
+      j.echo = false;
+      continue;
+    }
+    if (a == "-q" || a == "--quiet") {
+      j.quiet = true;
+      j.runc_stats = false;
+      continue;
+    }
+    const bool valued = (a.size() == 2 && a[0] == '-' && a[1] != '-') || a == "--tokens" || a == "--top-k" ||
+                        a == "--save-int8";
+    if (valued) {
+      if (!inline_value && i + 1 >= argc) return fail("run", a + " needs a value", 2);
+      const char* v = inline_value ? inline_value : argv[++i];
+      const char k = a.size() == 2 ? a[1] : 0;
+      std::size_t u = 0;
+      if (k == 't' || k == 'p') {
+        if (!as_float(v, k == 't' ? j.sampling.temperature : j.sampling.top_p))
+          return fail("run", a + ": '" + v + "' is not a number", 2);
+      } else if (k == 's' || k == 'n') {
+        if (!sf::io::parse_integer(std::string_view(v), k == 's' ? seed : steps, k == 's' ? -(1LL << 62) : 0LL,
+                                   1LL << 40))
+          return fail("run", a + ": '" + v + "' is not " + (k == 's' ? "an integer" : "a non-negative integer"), 2);
+      } else if (a == "--tokens") {
+        if (!sf::io::parse_integer(std::string_view(v), tokens, 0LL, 1LL << 40))
+          return fail("run", a + ": '" + v + "' is not a non-negative integer", 2);
+      } else if (a == "--top-k") {
+        if (!sf::io::parse_integer(std::string_view(v), u, std::size_t{0}, std::size_t{1} << 40))
+          return fail("run", a + ": '" + v + "' is not a non-negative integer", 2);
+        j.sampling.top_k = u;
+      } else if (a == "--save-int8") {
+        j.save_int8 = v;
+        if (j.save_int8.empty()) return fail("run", a + ": the path is empty", 2);
+      } else if (k == 'i') {
+        prompt = v;
+      } else if (k == 'z') {
+        tokenizer = v;
+      } else if (k == 'm') {
+        if (std::string_view(v) != "generate")
+          return fail("run", std::string("-m ") + v + ": only the generate mode is offered (run.c's chat mode is not)", 2);
+      } else if (k == 'y') {
+        return fail("run", "-y (a system prompt) belongs to run.c's chat mode, which is not offered", 2);
+      } else {
+        return fail("run", "unknown option '" + a + "' (staticformer run --help lists them)", 2);
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("run", "unknown option '" + a + "' (staticformer run --help lists them)", 2);
+    } else if (j.path.empty()) {
+      j.path = a;
+    } else {
+      return fail("run", "one model only: '" + j.path + "', then '" + a + "'", 2);
+    }
+  }
+  if (j.path.empty()) return fail("run", "no model given (staticformer run MODEL [options])", 2);
+  if (!tokenizer.empty())
+    return fail("run", "-z " + tokenizer + ": " + j.path +
+                           " carries its own tokenizer (its metadata 'tokenizer.vocab'); a tokenizer file serves "
+                           "models without one",
+                2);
+  // As run.c: a negative temperature is 0 (greedy); a top-p outside [0, 1] is 0.9, and 0 or 1
+  // turn the nucleus filter off.
+  if (j.sampling.temperature < 0.0f) j.sampling.temperature = 0.0f;
+  if (!(j.sampling.top_p >= 0.0f && j.sampling.top_p <= 1.0f)) j.sampling.top_p = 0.9f;
+  if (j.sampling.top_p == 0.0f) j.sampling.top_p = 1.0f;
+  j.seed = seed > 0 ? static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(std::time(nullptr));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  sf::io::result<sf::io::file> f = sf_engine::open_model(j.path);
+  if (!f) return fail("run", f.message());
+  if (const std::string e = sf_gen::read_tokenizer(*f, j.path, arch.V, j.tokenizer); !e.empty()) return fail("run", e);
+  // The prompt, in the model's vocabulary; an empty one starts from a newline (when the
+  // vocabulary has one, else token 0), which is not printed.
+  for (std::size_t i = 0; i < prompt.size(); ++i) {
+    const auto b = static_cast<unsigned char>(prompt[i]);
+    if (!j.tokenizer.contains(b))
+      return fail("run", "the prompt's character " + shown(b) + " (byte " + std::to_string(b) + ") at offset " +
+                             std::to_string(i) + " is not in the checkpoint's vocabulary (" +
+                             std::to_string(j.tokenizer.size()) + " characters)");
+  }
+  if (prompt.empty()) {
+    j.prompt.assign(1, j.tokenizer.contains('\n') ? j.tokenizer.id('\n') : 0);
+    j.echo = false;
+  } else if (sf::status s = j.tokenizer.encode(prompt, j.prompt); !s) {
+    return fail("run", std::string("-i: ") + s.message());
+  }
+  // -n counts positions, the prompt's included (run.c); --tokens counts the generated tokens.
+  const std::size_t positions = steps == 0 ? arch.T : static_cast<std::size_t>(steps);
+  j.tokens = tokens >= 0 ? static_cast<std::size_t>(tokens)
+                         : positions > j.prompt.size() ? positions - j.prompt.size() : 0;
+  j.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string name = arch_name();
+  return sf_gen::run<arch>(*f, j, name.c_str());
+}
+
+int export_header(int argc, char** argv) {
+  sf_export::request r;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-o" || a == "--output" || a == "--namespace") {
+      if (i + 1 >= argc) return fail("export", a + " needs a value", 2);
+      (a == "--namespace" ? r.ns : r.output) = argv[++i];
+    } else if (a == "--int8") {
+      r.int8 = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("export", "unknown option '" + a + "' (staticformer export --help lists them)", 2);
+    } else if (r.input.empty()) {
+      r.input = a;
+    } else {
+      return fail("export", "one model only ('" + a + "')", 2);
+    }
+  }
+  if (r.input.empty() || r.output.empty()) return fail("export", "usage: staticformer export MODEL -o HEADER", 2);
+  if (r.ns.empty() || r.ns.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") !=
+                          std::string::npos || (r.ns[0] >= '0' && r.ns[0] <= '9'))
+    return fail("export", "--namespace needs a C++ identifier", 2);
+  sf::io::result<sf::io::file> f = sf_engine::open_model(r.input);
+  if (!f) return fail("export", f.message());
+  sf::char_tokenizer tok;
+  if (const std::string e = sf_gen::read_tokenizer(*f, r.input, arch.V, tok); !e.empty()) return fail("export", e);
+  return sf_export::export_config<arch>(*f, r, tok, arch_name().c_str());
+}
+
+int convert(int argc, char** argv) {
+  std::string in, out;
+  bool int8 = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-o" || a == "--output") {
+      if (i + 1 >= argc) return fail("convert", a + " needs a value", 2);
+      out = argv[++i];
+    } else if (a == "--int8") {
+      int8 = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("convert", "unknown option '" + a + "' (staticformer convert --help lists them)", 2);
+    } else if (in.empty()) {
+      in = a;
+    } else {
+      return fail("convert", "one model only ('" + a + "')", 2);
+    }
+  }
+  if (in.empty() || out.empty() || !int8)
+    return fail("convert", "usage: staticformer convert MODEL -o OUT --int8 (the one conversion offered so far)", 2);
+  sf::io::result<sf::io::file> f = sf_engine::open_model(in);
+  if (!f) return fail("convert", f.message());
+  if (sf_gen::is_int8(*f)) return fail("convert", in + ": already int8");
+  sf_gen::job j;
+  j.program = "staticformer convert";
+  j.path = in;
+  j.save_int8 = out;
+  j.tokens = 0;
+  if (const std::string e = sf_gen::read_tokenizer(*f, in, arch.V, j.tokenizer); !e.empty()) return fail("convert", e);
+  return sf_gen::run<arch>(*f, j, arch_name().c_str());  // loads, quantizes, saves; generates nothing (-n 0)
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "run") return run(argc, argv);
+  if (command == "export") return export_header(argc, argv);
+  if (command == "convert") return convert(argc, argv);
+  if (command == "--architecture") {  // what this executable was compiled for
+    std::printf("%s\n", sf::io::describe(arch).c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "%s: run, export or convert (this executable serves `staticformer`; run that)\n", argv[0]);
+  return 2;
+}

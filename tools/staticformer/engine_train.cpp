@@ -1,0 +1,256 @@
+// The `staticformer` command's training executable for one architecture and one set of run
+// settings (engine.hpp: SF_ENGINE_BATCH sequences a step, SF_ENGINE_PRECISION products):
+//
+//   train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [--lr X] [--seed K]
+//         [--threads N] [--eval-every N] [--batch B] [--precision P]
+//   bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P]
+//
+// train: a character tokenizer from the corpus (its distinct bytes; at most the vocabulary of the
+// architecture), 90/10 train/validation split, examples/train's recipe — AdamW (β1 0.9, β2 0.999,
+// ε 1e-8, weight decay 0.1 on matrices and embeddings), gradient-norm clipping at 1, linear
+// warm-up over 5% of the steps and cosine decay to 0 —, progress every --eval-every steps, then
+// the checkpoint: docs/model.md's tensors and metadata, the tokenizer (tokenizer.vocab) and the
+// run's settings (train.*). The same flags and seed give the same file, bit for bit.
+// bench: the time of a training step (forward, backward, AdamW) on random tokens: median of N.
+// --config, --batch and --precision were read by `staticformer` to choose this executable; here
+// they are checked against what it was compiled for.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine.hpp"
+#include "staticformer/data.hpp"
+#include "staticformer/init.hpp"
+#include "staticformer/io/checkpoint.hpp"
+#include "staticformer/model.hpp"
+#include "staticformer/optim.hpp"
+#include "staticformer/threads.hpp"
+#include "staticformer/tokenizer.hpp"
+#include "staticformer/train.hpp"
+
+#ifndef SF_ENGINE_BATCH
+#define SF_ENGINE_BATCH (SF_ENGINE_ARCH).B
+#endif
+#ifndef SF_ENGINE_PRECISION
+#define SF_ENGINE_PRECISION (SF_ENGINE_ARCH).precision
+#endif
+
+namespace {
+
+using sf_engine::arch;
+using sf_engine::fail;
+
+// The model as trained: the architecture with the run settings.
+constexpr sf::config trained = [] {
+  sf::config c = arch;
+  c.B = SF_ENGINE_BATCH;
+  c.precision = SF_ENGINE_PRECISION;
+  return c;
+}();
+static_assert(sf::check_config<trained>());
+
+constexpr std::size_t max_corpus_bytes = std::size_t{256} << 20;
+
+using clock_type = std::chrono::steady_clock;
+double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+
+struct options {
+  std::string config, data, out, model;
+  sf::io::training_settings run;  // steps, lr, seed, ... (checked by its rules)
+  std::size_t threads = 1;
+  std::size_t batch = trained.B;
+  sf::precision_kind precision = trained.precision;
+};
+
+// Reads the command line shared by train and bench; "" or the message of the first error.
+std::string parse(int argc, char** argv, options& o, bool bench) {
+  o.run.total_steps = bench ? 20 : 0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc && a.size() > 2 && a[0] == '-' && a[1] == '-') return a + " needs a value";
+    if (a == "--config") o.config = argv[++i];
+    else if (a == "--data" && !bench) o.data = argv[++i];
+    else if (a == "--out" && !bench) o.out = argv[++i];
+    else if (a == "--steps" || a == "--lr" || a == "--seed" || a == "--eval-every") {
+      const std::string name = a == "--steps" ? "total_steps" : a == "--eval-every" ? "eval_every" : a.substr(2);
+      if (sf::status s = o.run.set(name, argv[++i]); !s) return a + ": " + s.message();
+    } else if (a == "--threads") {
+      if (sf::status s = sf::io::parse_integer(std::string_view(argv[++i]), o.threads, std::size_t{1}, std::size_t{64}); !s)
+        return a + ": " + s.message();
+    } else if (a == "--batch") {
+      if (sf::status s = sf::io::parse_integer(std::string_view(argv[++i]), o.batch, std::size_t{1}, std::size_t{1} << 20);
+          !s)
+        return a + ": " + s.message();
+    } else if (a == "--precision") {
+      const auto p = sf::parse<sf::precision_kind>(argv[++i]);
+      if (!p) return a + ": '" + argv[i] + "' is not f32 or bf16";
+      o.precision = *p;
+    } else if (bench && !a.empty() && a[0] != '-' && o.model.empty()) {
+      o.model = a;
+    } else {
+      return "unknown argument '" + a + "' (staticformer " + (bench ? "bench" : "train") + " --help lists them)";
+    }
+  }
+  if (o.batch != trained.B || o.precision != trained.precision)  // (staticformer chose the executable by these)
+    return "this executable trains B " + std::to_string(trained.B) + " with " + sf::to_string(trained.precision) +
+           " products, not --batch " + std::to_string(o.batch) + " --precision " + sf::to_string(o.precision);
+  return "";
+}
+
+// The corpus, at most max_corpus_bytes: "" or why it cannot be read.
+std::string read_corpus(const std::string& path, std::string& text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot open it";
+  std::ostringstream s;
+  std::vector<char> buf(1 << 16);
+  std::size_t total = 0;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    total += n;
+    if (total > max_corpus_bytes) return "larger than 256 MiB";
+    s.write(buf.data(), static_cast<std::streamsize>(n));
+  }
+  if (in.bad()) return "a read error";
+  text = s.str();
+  return "";
+}
+
+int train(int argc, char** argv) {
+  options o;
+  if (std::string e = parse(argc, argv, o, false); !e.empty()) return fail("train", e, 2);
+  if (o.data.empty() || o.out.empty() || o.run.total_steps == 0)
+    return fail("train", "usage: staticformer train --config FILE.json --data TEXT --steps N --out MODEL.safetensors", 2);
+  std::string text;
+  if (std::string why = read_corpus(o.data, text); !why.empty() || text.empty())
+    return fail("train", "the corpus '" + o.data + "': " + (why.empty() ? "it is empty" : why));
+  const sf::char_tokenizer tok = sf::char_tokenizer::from_corpus(text);
+  if (tok.size() > arch.V)
+    return fail("train", "the corpus has " + std::to_string(tok.size()) +
+                             " distinct bytes; the architecture's vocabulary holds " + std::to_string(arch.V));
+  std::vector<std::int32_t> ids;
+  if (sf::status s = tok.encode(text, ids); !s) return fail("train", s.message());
+  sf::dataset<trained> data(ids, 0.1, o.run.seed);
+  if (!data.ok()) return fail("train", data.status().message());
+
+  // Parameters, gradients, moments, activations: allocated once, before the first step.
+  auto tr = std::make_unique<sf::trainer<trained>>();
+  sf::init_params(tr->p, o.run.seed);
+  tr->opt.options = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1, .decay = sf::decay_on::matrices};
+  const std::int64_t total = o.run.total_steps;
+  const std::int64_t every = o.run.eval_every > 0 ? o.run.eval_every : std::max<std::int64_t>(1, total / 10);
+  const sf::lr_schedule schedule{.max_lr = o.run.lr,
+                                 .min_lr = o.run.lr * o.run.min_lr_ratio,
+                                 .warmup_steps = static_cast<std::int64_t>(o.run.warmup * static_cast<double>(total)),
+                                 .total_steps = total};
+  const std::size_t eval_batches = static_cast<std::size_t>(o.run.eval_batches);
+  std::printf("staticformer train: %s; B %zu, %s products, %zu parameters\n", sf::io::describe(arch).c_str(),
+              trained.B, sf::to_string(trained.precision), sf::parameter_count<sf::params<arch>>);
+  std::printf("corpus %s: %zu bytes, vocabulary %zu; %lld steps of %zu tokens, AdamW lr %g (warm-up %lld, cosine), "
+              "seed %llu, %zu thread%s\n",
+              o.data.c_str(), text.size(), tok.size(), static_cast<long long>(total), trained.B * trained.T, o.run.lr,
+              static_cast<long long>(schedule.warmup_steps), static_cast<unsigned long long>(o.run.seed), o.threads,
+              o.threads == 1 ? "" : "s");
+  std::fflush(stdout);
+
+  const sf::thread_pool pool(o.threads);
+  const sf::use_threads use_pool(pool);
+  const auto t0 = clock_type::now();
+  const std::clock_t c0 = std::clock();
+  double window = 0, last_window = NAN;
+  std::int64_t window_n = 0;
+  while (tr->steps() < total) {
+    const sf::step_result r = tr->step(data, schedule, o.run.clip);
+    if (!std::isfinite(r.loss) || !r.updated)
+      return fail("train", "step " + std::to_string(tr->steps() + 1) + ": the loss or the gradient is not finite");
+    window += r.loss;
+    ++window_n;
+    const std::int64_t step = tr->steps();
+    if (step % every == 0 || step == total) {
+      last_window = window / static_cast<double>(window_n);
+      const double val = tr->evaluate(data, eval_batches);
+      std::printf("step %lld/%lld: train loss %.4f, val loss %.4f, lr %.2e, %.0f tok/s\n", static_cast<long long>(step),
+                  static_cast<long long>(total), last_window, val, r.lr,
+                  static_cast<double>(step * static_cast<std::int64_t>(trained.B * trained.T)) / since(t0));
+      std::fflush(stdout);
+      window = 0;
+      window_n = 0;
+    }
+  }
+  const double seconds = since(t0);
+  const double val_loss = tr->evaluate(data);  // the whole validation split
+  o.run.seconds = seconds;
+  o.run.cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+  sf::io::metadata_map meta = o.run.to_metadata();
+  meta["train.batch"] = std::to_string(trained.B);
+  meta["train.precision"] = sf::to_string(trained.precision);
+  meta["train.data"] = o.data;
+  if (sf::status s = sf::io::save_model<arch>(o.out, tr->p, tok, meta); !s) return fail("train", o.out + ": " + s.message());
+  std::printf("saved %s\n", o.out.c_str());
+  std::printf("final: steps %lld, train loss %.4f, val loss %.4f, tokens/s %.0f, seconds %.1f\n",
+              static_cast<long long>(tr->steps()), last_window, val_loss,
+              static_cast<double>(total * static_cast<std::int64_t>(trained.B * trained.T)) / seconds, seconds);
+  return 0;
+}
+
+int bench(int argc, char** argv) {
+  options o;
+  if (std::string e = parse(argc, argv, o, true); !e.empty()) return fail("bench", e, 2);
+  auto tr = std::make_unique<sf::trainer<trained>>();
+  sf::init_params(tr->p, 1);
+  if (!o.model.empty()) {  // the model's weights (the time does not depend on them, but they are the user's)
+    sf::io::result<sf::io::file> f = sf_engine::open_model(o.model);
+    if (!f) return fail("bench", f.message());
+    if (sf::status s = sf::io::load_params<arch>(*f, tr->p); !s) return fail("bench", o.model + ": " + s.message());
+  }
+  // Random tokens: a dataset over a stream of them.
+  std::vector<std::int32_t> ids(trained.T * 64 + 1);
+  sf::xoshiro256 rng(7);
+  for (auto& id : ids) id = static_cast<std::int32_t>(rng.below(arch.V));
+  sf::dataset<trained> data(ids, 0.0, 1);
+  const sf::lr_schedule schedule{.max_lr = 1e-4, .min_lr = 1e-4, .warmup_steps = 0, .total_steps = 1};
+  const sf::thread_pool pool(o.threads);
+  const sf::use_threads use_pool(pool);
+  for (int i = 0; i < 3; ++i) tr->step(data, schedule, 1.0);  // warm-up
+  std::vector<double> times;
+  for (std::int64_t i = 0; i < o.run.total_steps; ++i) {
+    const auto t0 = clock_type::now();
+    tr->step(data, schedule, 1.0);
+    times.push_back(since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  const double flops = 6.0 * static_cast<double>(sf::parameter_count<sf::params<arch>>) *
+                       static_cast<double>(trained.B * trained.T);  // 6 N per token (the usual estimate)
+  std::printf("train step: %s, B %zu, %s products, %zu thread%s: median %.3f ms of %lld steps, %.0f tokens/s, "
+              "~%.1f GFLOP/s (6 x parameters x tokens)\n",
+              sf::io::describe(arch).c_str(), trained.B, sf::to_string(trained.precision), o.threads,
+              o.threads == 1 ? "" : "s", median * 1e3, static_cast<long long>(o.run.total_steps),
+              static_cast<double>(trained.B * trained.T) / median, flops / median * 1e-9);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  if (command == "train") return train(argc, argv);
+  if (command == "bench") return bench(argc, argv);
+  if (command == "--architecture") {
+    std::printf("%s B=%zu %s\n", sf::io::describe(arch).c_str(), trained.B, sf::to_string(trained.precision));
+    return 0;
+  }
+  std::fprintf(stderr, "%s: train or bench (this executable serves `staticformer`; run that)\n", argv[0]);
+  return 2;
+}

@@ -1,0 +1,466 @@
+// staticformer — one command for a model of any architecture.
+//
+//   staticformer train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [options]
+//   staticformer run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT]        (llama2.c's run.c flags)
+//   staticformer export MODEL -o HEADER [--int8]      staticformer convert MODEL -o OUT --int8
+//   staticformer info MODEL | --config FILE.json      staticformer bench MODEL | --config FILE.json
+//
+// This program holds no model: it reads the architecture (a checkpoint's metadata, or the JSON of
+// --config with the same keys) and hands the command line to an executable compiled for that
+// architecture (tools/staticformer/engine_run.cpp for run, export and convert;
+// engine_train.cpp for train and bench, also compiled for the run settings --batch and
+// --precision). Those of the shapes CMake compiled in advance (STATICFORMER_PRECOMPILED_MODELS,
+// names from sf::configs::known) are used as they are; any other is compiled on first use with
+// the system's C++ compiler and the installed headers into a cache directory
+// ($STATICFORMER_CACHE, else $XDG_CACHE_HOME/staticformer, else ~/.cache/staticformer), one
+// directory per architecture, run settings, compiler and staticformer build, and found there
+// afterwards. How to compile comes from a file CMake writes (build.txt: the compiler, the flags,
+// the include directories, the sources), beside this program in a build tree or in
+// share/staticformer/ of an installation.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../export/config_literal.hpp"
+#include "../generate/generate.hpp"
+#include "staticformer/config.hpp"
+#include "staticformer/io/config_codec.hpp"
+#include "staticformer/io/quantized.hpp"
+#include "staticformer/io/safetensors_format.hpp"
+#include "staticformer/params.hpp"
+#include "staticformer/tokenizer.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int fail(const std::string& message, int status = 1) {
+  std::fprintf(stderr, "staticformer: %s\n", message.c_str());
+  return status;
+}
+// "staticformer run: message", as the executables of the commands write theirs.
+int fail_in(const std::string& command, const std::string& message, int status = 1) {
+  std::fprintf(stderr, "staticformer %s: %s\n", command.c_str(), message.c_str());
+  return status;
+}
+
+const char* const usage_text =
+    "usage: staticformer COMMAND [arguments]\n"
+    "  train --config FILE.json --data TEXT --steps N --out MODEL.safetensors\n"
+    "        [--batch B] [--precision f32|bf16] [--lr X] [--seed K] [--threads N] [--eval-every N]\n"
+    "        trains a model of the architecture in FILE.json (the checkpoint's metadata keys: vocab,\n"
+    "        context, d_model, n_heads, n_layers, d_ff, norm, position, activation, tied, bias,\n"
+    "        norm_eps) on a text with a character tokenizer; the tokenizer goes into the checkpoint\n"
+    "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
+    "        [-m generate] [--int8] [-q]\n"
+    "        generates text; the flags are llama2.c's run.c's, with its defaults (-t 1.0 -p 0.9,\n"
+    "        -s the time, -n 256 positions including the prompt's; 0 = the context length)\n"
+    "  export MODEL -o HEADER [--int8] [--namespace NAME]   the model as a C++ header, for firmware\n"
+    "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"
+    "  info MODEL | --config FILE.json                      the architecture, and its executables\n"
+    "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
+    "        the time of a training step\n"
+    "  header MODEL | --config FILE.json -o FILE [--kind run|train] [--batch B] [--precision P]\n"
+    "        writes the architecture as the C++ header the executables are compiled with\n"
+    "        (SF_ENGINE_ARCH, SF_ENGINE_BATCH, SF_ENGINE_PRECISION; CMake's staticformer_add_model)\n"
+    "An architecture that has no executable yet gets one compiled on first use (tens of seconds,\n"
+    "once): the compiler is $STATICFORMER_CXX or the one staticformer was built with, the cache\n"
+    "$STATICFORMER_CACHE, $XDG_CACHE_HOME/staticformer or ~/.cache/staticformer.\n";
+
+// ---------------------------------------------------------------- the architecture
+
+// --config FILE.json: an object of docs/model.md's metadata keys, with JSON values (numbers,
+// strings, booleans) or the metadata's strings.
+sf::io::result<sf::config> read_config_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return sf::status::error(("cannot open '" + path + "': " + std::strerror(errno)).c_str());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > (1u << 20)) return sf::status::error(("'" + path + "': larger than 1 MiB").c_str());
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return sf::status::error(("'" + path + "': not a JSON object (expected {\"vocab\": 65, \"context\": 64, ...})").c_str());
+  sf::io::metadata_map m{{"format", "staticformer"}};
+  for (const auto& [key, value] : j.items()) {
+    if (!sf::io::detail::is_config_key(key)) {
+      std::string known;
+      sf::io::detail::for_each_config_key([&](const char* k) {
+        if (std::string_view(k) != "format") known.append(known.empty() ? "" : ", ").append(k);
+      });
+      return sf::status::error(("'" + path + "': unknown key \"" + key + "\"" +
+                                (key == "batch" || key == "B" ? " (the batch size is a run setting: --batch)" : "") +
+                                "; the keys are " + known)
+                                   .c_str());
+    }
+    if (value.is_string()) m[key] = value.get<std::string>();
+    else if (value.is_boolean()) m[key] = value.get<bool>() ? "true" : "false";
+    else if (value.is_number_unsigned()) m[key] = std::to_string(value.get<std::uint64_t>());
+    else if (value.is_number_integer()) m[key] = std::to_string(value.get<std::int64_t>());
+    else if (value.is_number_float()) m[key] = sf::io::detail::format_double(value.get<double>());
+    else return sf::status::error(("'" + path + "': \"" + key + "\" must be a number, a string or a boolean").c_str());
+  }
+  sf::io::result<sf::config> c = sf::io::config_from_metadata(m);
+  if (!c) return sf::status::error(("'" + path + "': " + c.message()).c_str());
+  return c;
+}
+
+// The name of a known shape with this architecture (sf::configs::known), or nullptr.
+const sf::configs::named* known_shape(const sf::config& arch) {
+  for (const sf::configs::named& k : sf::configs::known)
+    if (sf::weights_config(k.value) == sf::weights_config(arch)) return &k;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- how to compile (build.txt)
+
+struct build_info {
+  std::string text;  // the file, for the cache key
+  std::string cxx;
+  std::vector<std::string> flags, includes, links;
+  std::string source_run, source_train, precompiled, version;
+};
+
+std::string self_path() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+// build.txt beside this program (a build tree), or in ../share/staticformer (an installation,
+// where @PREFIX@ stands for the installation's prefix).
+std::string read_build_info(build_info& b) {
+  const fs::path exe = self_path();
+  if (exe.empty()) return "cannot find this program's own path (/proc/self/exe)";
+  const fs::path dir = exe.parent_path(), prefix = dir.parent_path();
+  fs::path file = dir / "staticformer-build.txt";
+  if (!fs::exists(file)) file = prefix / "share" / "staticformer" / "build.txt";
+  std::ifstream in(file);
+  if (!in) return "cannot read " + file.string() + " (how to compile for a new architecture); reinstall staticformer";
+  std::string line;
+  while (std::getline(in, line)) {
+    b.text += line + "\n";
+    for (std::size_t at; (at = line.find("@PREFIX@")) != std::string::npos;) line.replace(at, 8, prefix.string());
+    const std::size_t eq = line.find('=');
+    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "cxx") b.cxx = value;
+    else if (key == "flag") b.flags.push_back(value);
+    else if (key == "include") b.includes.push_back(value);
+    else if (key == "link") b.links.push_back(value);
+    else if (key == "source.run") b.source_run = value;
+    else if (key == "source.train") b.source_train = value;
+    else if (key == "precompiled") b.precompiled = value;
+    else if (key == "version") b.version = value;
+  }
+  if (const char* cxx = std::getenv("STATICFORMER_CXX"); cxx && *cxx) {
+    b.cxx = cxx;
+    b.text += std::string("cxx=") + cxx + "\n";
+  }
+  if (b.cxx.empty() || b.source_run.empty() || b.source_train.empty()) return file.string() + ": incomplete";
+  return "";
+}
+
+// ---------------------------------------------------------------- the executable of an architecture
+
+struct engine {
+  std::string kind;  // "run" or "train"
+  std::size_t batch = 1;
+  sf::precision_kind precision = sf::precision_kind::f32;
+};
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
+// The file's contents ("" if unreadable): the sources go into the cache key.
+std::string contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+fs::path cache_root() {
+  if (const char* d = std::getenv("STATICFORMER_CACHE"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "staticformer";
+  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".cache" / "staticformer";
+  return fs::temp_directory_path() / "staticformer-cache";
+}
+
+// What arch.hpp holds: the architecture and the run settings, as C++.
+std::string arch_header(const sf::config& arch, const engine& e, const std::string& from) {
+  std::string name = from;  // (a comment: one line)
+  std::replace(name.begin(), name.end(), '\n', ' ');
+  std::replace(name.begin(), name.end(), '\r', ' ');
+  std::string literal;  // one line, for the #define
+  for (const char c : sf_export::config_literal(arch))
+    if (c != '\n' && !(c == ' ' && !literal.empty() && literal.back() == ' ')) literal += c;
+  std::string h = "// Written by staticformer for " + name + ": " + sf::io::describe(arch) + "\n" +
+                  "#define SF_ENGINE_ARCH (sf::config" + literal + ")\n";
+  if (e.kind == "train")
+    h += "#define SF_ENGINE_BATCH " + std::to_string(e.batch) + "\n#define SF_ENGINE_PRECISION sf::precision_kind::" +
+         sf::to_string(e.precision) + "\n";
+  return h;
+}
+
+// Runs argv with stdout and stderr into `log`; the exit status (or -1).
+int spawn_wait(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slug(const sf::config& arch) {
+  std::string s;
+  for (const char c : sf::io::describe(arch)) {
+    if (c == ' ') s += '-';
+    else if (c != '=') s += c;
+  }
+  return s.size() > 80 ? s.substr(0, 80) : s;
+}
+
+struct located {
+  std::string path;         // the executable
+  std::string where;        // "compiled in advance (nano)", "cached", "not built yet"
+  std::string dir;          // its cache directory (a built-on-first-use one)
+  bool exists = false;
+};
+
+located locate(const sf::config& arch, const engine& e, const build_info& b) {
+  if (const sf::configs::named* k = known_shape(arch); k && !b.precompiled.empty()) {
+    const bool settings_match =
+        e.kind == "run" || (e.batch == k->value.B && e.precision == k->value.precision);
+    const fs::path p = fs::path(b.precompiled) / (std::string(k->name) + "-" + e.kind);
+    if (settings_match && fs::exists(p)) return {p.string(), std::string("compiled in advance (") + k->name + ")", "", true};
+  }
+  std::string key = sf::io::describe(arch) + "|" + e.kind;
+  if (e.kind == "train") key += "|B=" + std::to_string(e.batch) + "|" + sf::to_string(e.precision);
+  key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  const fs::path dir = cache_root() / (slug(arch) + "-" + hex);
+  const fs::path p = dir / e.kind;
+  const bool exists = fs::exists(p);
+  return {p.string(), exists ? "cached" : "not built yet", dir.string(), exists};
+}
+
+// Compiles the executable of (arch, e) into its cache directory.
+std::string build(const sf::config& arch, const engine& e, const build_info& b, const located& at,
+                  const std::string& from) {
+  std::error_code ec;
+  fs::create_directories(at.dir, ec);
+  if (ec) return "cannot create the cache directory " + at.dir + ": " + ec.message();
+  const std::string header = (fs::path(at.dir) / "arch.hpp").string();
+  {
+    std::ofstream h(header);
+    h << arch_header(arch, e, from);
+    if (!h) return "cannot write " + header;
+  }
+  const std::string tmp = at.path + ".tmp." + std::to_string(::getpid());
+  std::vector<std::string> cmd{b.cxx};
+  cmd.insert(cmd.end(), b.flags.begin(), b.flags.end());
+  for (const std::string& i : b.includes) cmd.push_back("-I" + i);
+  cmd.insert(cmd.end(), {"-include", header, e.kind == "run" ? b.source_run : b.source_train, "-o", tmp});
+  cmd.insert(cmd.end(), b.links.begin(), b.links.end());
+  std::string shown;
+  for (const std::string& c : cmd) shown += (shown.empty() ? "" : " ") + c;
+  {
+    std::ofstream(fs::path(at.dir) / "command.txt") << shown << "\n";
+  }
+  std::fprintf(stderr,
+               "staticformer: no executable for this architecture yet (%s; %s%s): compiling one with %s, once "
+               "(about 20 s)...\n",
+               sf::io::describe(arch).c_str(), e.kind.c_str(),
+               e.kind == "train" ? (", B " + std::to_string(e.batch) + " " + sf::to_string(e.precision)).c_str() : "",
+               b.cxx.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string log = (fs::path(at.dir) / "build.log").string();
+  const int rc = spawn_wait(cmd, log);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != 0) {
+    fs::remove(tmp, ec);
+    const std::string text = contents(log);
+    return "compiling failed (" + (rc < 0 ? std::string("could not run ") + b.cxx : "exit status " + std::to_string(rc)) +
+           "): " + shown + "\n" + text.substr(text.size() > 4000 ? text.size() - 4000 : 0);
+  }
+  fs::rename(tmp, at.path, ec);
+  if (ec) return "cannot move the executable into place: " + ec.message();
+  std::fprintf(stderr, "staticformer: compiled in %.1f s: %s (later uses start at once)\n", s, at.path.c_str());
+  return "";
+}
+
+// ---------------------------------------------------------------- the command line
+
+// Options of each command that take a value (to find the model among the arguments).
+bool takes_value(const std::string& command, const std::string& a) {
+  if (command == "run")
+    return (a.size() == 2 && a[0] == '-' && std::strchr("tpsnizmy", a[1])) || a == "--prompt" || a == "--temperature" ||
+           a == "--top-p" || a == "--seed" || a == "--steps" || a == "--tokens" || a == "--top-k" || a == "--save-int8";
+  if (command == "export" || command == "convert") return a == "-o" || a == "--output" || a == "--namespace";
+  if (command == "header") return a == "-o" || (a.size() > 2 && a[0] == '-' && a[1] == '-');
+  return a.size() > 2 && a[0] == '-' && a[1] == '-' && a != "--int8";
+}
+
+int help(const std::string& command) {
+  std::printf("%s", usage_text);
+  (void)command;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return std::fprintf(stderr, "%s", usage_text), 2;
+  const std::string command = argv[1];
+  if (command == "-h" || command == "--help" || command == "help") return help("");
+  const bool known_command = command == "train" || command == "run" || command == "export" || command == "convert" ||
+                             command == "info" || command == "bench" || command == "header";
+  if (!known_command)
+    return fail("unknown command '" + command + "'; the commands are train, run, export, convert, info, bench, header", 2);
+
+  // The architecture, and the run settings that choose the executable.
+  std::string model, config, output;
+  engine e{command == "train" || command == "bench" ? "train" : "run"};
+  bool batch_given = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") return help(command);
+    if (takes_value(command, a)) {
+      if (i + 1 >= argc) return fail_in(command, a + " needs a value", 2);
+      const std::string v = argv[++i];
+      if (a == "--config") config = v;
+      if (command == "header" && (a == "-o" || a == "--output")) output = v;
+      if (command == "header" && a == "--kind") {
+        if (v != "run" && v != "train") return fail_in("header", "--kind: '" + v + "' is not run or train", 2);
+        e.kind = v;
+      }
+      if (a == "--batch" && command != "run" && command != "export" && command != "convert") {
+        if (sf::status s = sf::io::parse_integer(std::string_view(v), e.batch, std::size_t{1}, std::size_t{1} << 20); !s)
+          return fail_in(command, std::string("--batch: ") + s.message(), 2);
+        batch_given = true;
+      }
+      if (a == "--precision" && command != "run" && command != "export" && command != "convert") {
+        const auto p = sf::parse<sf::precision_kind>(v);
+        if (!p) return fail_in(command, "--precision: '" + v + "' is not f32 or bf16", 2);
+        e.precision = *p;
+      }
+    } else if (!a.empty() && a[0] != '-' && model.empty()) {
+      model = a;
+    }
+  }
+  sf::config arch;
+  std::string from;
+  bool int8 = false;
+  std::size_t tensors = 0, parameters = 0, file_bytes = 0;
+  bool has_tokenizer = false;
+  sf::io::metadata_map metadata;
+  if (!config.empty()) {
+    if (command != "train" && command != "bench" && command != "info" && command != "header")
+      return fail_in(command, "takes a model, not --config", 2);
+    sf::io::result<sf::config> c = read_config_json(config);
+    if (!c) return fail_in(command, c.message());
+    arch = *c;
+    from = config;
+  } else if (!model.empty() && command != "train") {
+    sf::io::result<sf::io::file> f = sf::io::file::open(model);
+    if (!f) return fail_in(command, f.message());
+    sf::io::result<sf::config> c = sf::io::read_config(*f);
+    if (!c) return fail_in(command, model + ": not a staticformer checkpoint: " + c.message());
+    arch = *c;
+    from = model;
+    int8 = sf::io::is_quantized(*f);
+    tensors = f->tensors().size();
+    for (const sf::io::tensor_info& t : f->tensors()) parameters += t.elements();
+    file_bytes = f->size_bytes();
+    metadata = f->metadata();
+    has_tokenizer = f->metadata(sf::tokenizer_metadata_key) != nullptr;
+  } else if (command == "train") {
+    return fail_in("train", "--config FILE.json is needed (the architecture to train)", 2);
+  } else if (command == "bench") {
+    arch = sf::configs::nano;  // the demo's shape, at its batch size
+    from = "nano";
+  } else {
+    return fail_in(command, "no model given (staticformer " + command + " MODEL ...)", 2);
+  }
+  // A checkpoint that cannot be run or exported (no tokenizer) is refused before anything is compiled.
+  if ((command == "run" || command == "export" || command == "convert") && !has_tokenizer)
+    return fail_in(command, sf_gen::no_tokenizer_message(model));
+  if (!batch_given) {  // a known shape trains at its own batch size; others at 4
+    const sf::configs::named* k = known_shape(arch);
+    e.batch = k ? k->value.B : 4;
+  }
+  arch = sf::weights_config(arch);
+
+  if (command == "header") {
+    if (output.empty()) return fail_in("header", "-o FILE is needed", 2);
+    std::ofstream h(output);
+    h << arch_header(arch, e, from);
+    h.close();
+    if (!h) return fail_in("header", "cannot write " + output);
+    return 0;
+  }
+
+  build_info b;
+  if (std::string why = read_build_info(b); !why.empty()) return fail(why);
+
+  if (command == "info") {
+    const sf::configs::named* k = known_shape(arch);
+    std::printf("%s\n  architecture: %s%s%s\n", from.c_str(), sf::io::describe(arch).c_str(), k ? ", the shape " : "",
+                k ? k->name : "");
+    if (!model.empty() && config.empty()) {
+      std::printf("  weights: %s, %zu tensors, %zu values, %zu bytes\n", int8 ? "int8 (Q8_0)" : "float32", tensors,
+                  parameters, file_bytes);
+      if (has_tokenizer) std::printf("  tokenizer: characters (metadata tokenizer.vocab)\n");
+      for (const auto& [key, value] : metadata)
+        if (key.rfind("train.", 0) == 0) std::printf("  %s: %s\n", key.c_str(), value.c_str());
+    }
+    engine run{"run"}, train{"train", e.batch, e.precision};
+    for (const engine* x : {&run, &train}) {
+      const located at = locate(arch, *x, b);
+      std::printf("  %s executable%s: %s%s%s\n", x->kind.c_str(),
+                  x->kind == "train" ? (" (B " + std::to_string(x->batch) + ", " + sf::to_string(x->precision) + ")").c_str() : "",
+                  at.where.c_str(), at.exists ? ", " : " (compiled on first use into ", at.exists ? at.path.c_str() : (at.dir + ")").c_str());
+    }
+    return 0;
+  }
+
+  located at = locate(arch, e, b);
+  if (!at.exists)
+    if (std::string why = build(arch, e, b, at, from); !why.empty()) return fail(why);
+  std::vector<char*> args{const_cast<char*>(at.path.c_str())};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(at.path.c_str(), args.data());
+  return fail("cannot run " + at.path + ": " + std::strerror(errno));
+}
