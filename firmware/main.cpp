@@ -76,11 +76,18 @@ constexpr std::size_t keep = C.T - (C.T >= 4 ? C.T / 4 : 1);  // tokens kept whe
 
 decoder_t dec;              // .bss (RAM)
 sf::sampler<C.V> sampler{SF_SEED};
-char text[tokens + 1];      // the generated text
+char text[tokens * m::max_piece_bytes + 1];  // the generated text: each token's piece, any length
+std::size_t text_length = 0;
 std::int32_t ids[tokens];   // and its token ids
 
-char byte_of(std::int32_t id) {
-  return id >= 0 && static_cast<std::size_t>(id) < m::vocab_size ? static_cast<char>(m::vocab[id]) : '?';
+// Appends the piece of token id to the text ('?' for an id without one).
+void append_piece(std::int32_t id) {
+  if (id < 0 || static_cast<std::size_t>(id) >= m::vocab_size) {
+    text[text_length++] = '?';
+    return;
+  }
+  for (unsigned i = m::piece_offsets[id]; i < m::piece_offsets[id + 1]; ++i)
+    text[text_length++] = static_cast<char>(m::piece_bytes[i]);
 }
 }  // namespace
 
@@ -109,7 +116,7 @@ int main() {
     std::uint32_t a = board::timer::now();
     const std::int32_t next = sampler.sample(dec.logits(0));  // (temperature 0: the argmax)
     ids[generated] = next;
-    text[generated] = byte_of(next);
+    append_piece(next);
     if (++generated == tokens) {
       decode_ticks += board::timer::now() - a;
       break;
@@ -125,7 +132,7 @@ int main() {
     if (s) s = dec.step(0, next);
     decode_ticks += board::timer::now() - a;
   }
-  text[generated] = '\0';
+  text[text_length] = '\0';
   if (!s) {
     board::line() << "firmware: " << s.message() << "\n";
     return 1;

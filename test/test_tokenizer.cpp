@@ -1,11 +1,14 @@
 // The character (byte) tokenizer: vocabulary from a corpus, encode/decode round trip,
-// metadata round trip and refusal of malformed metadata.
+// metadata round trip and refusal of malformed metadata; the tokenizer interface (sf::tokenizer)
+// with the character tokenizer and with a tokenizer of multi-byte pieces.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "staticformer/tokenizer.hpp"
@@ -99,4 +102,70 @@ TEST(Tokenizer, TinyShakespeareHas65Symbols) {
   std::vector<std::int32_t> ids;
   ASSERT_TRUE(tok.encode(text, ids));
   EXPECT_EQ(tok.decode(ids), text);
+}
+
+// ---------------------------------------------------------------- the interface (sf::tokenizer)
+
+// A tokenizer with pieces of several bytes and special ids, standing for the kinds to come: it
+// satisfies the concept, and the generic functions treat its pieces whole.
+struct words_tokenizer {
+  static constexpr std::string_view pieces[] = {"<s>", "the ", "cat", "é", "!"};
+  static constexpr std::size_t size() { return std::size(pieces); }
+  sf::status encode(std::string_view text, std::span<std::int32_t> ids, std::size_t& n) const {
+    n = 0;
+    if (ids.empty()) return sf::status::error("no room");
+    ids[n++] = bos();
+    while (!text.empty()) {
+      bool found = false;
+      for (std::size_t i = 1; i < size() && !found; ++i)
+        if (text.starts_with(pieces[i])) {
+          if (n == ids.size()) return sf::status::error("no room");
+          ids[n++] = static_cast<std::int32_t>(i);
+          text.remove_prefix(pieces[i].size());
+          found = true;
+        }
+      if (!found) return sf::status::error("not in the vocabulary");
+    }
+    return sf::status::ok();
+  }
+  static constexpr std::string_view piece(std::int32_t id) {
+    return id >= 0 && static_cast<std::size_t>(id) < size() ? pieces[id] : std::string_view();
+  }
+  static constexpr std::int32_t bos() { return 0; }
+  static constexpr std::int32_t eos() { return -1; }
+  static constexpr std::size_t max_piece_bytes() { return 4; }
+};
+static_assert(sf::tokenizer<words_tokenizer>);
+static_assert(sf::tokenizer<sf::char_tokenizer>);
+static_assert(!sf::tokenizer<std::string>);
+
+TEST(TokenizerInterface, CharTokenizerEncodesIntoCallerStorage) {
+  const auto tok = sf::char_tokenizer::from_corpus("abc\n");
+  std::int32_t buf[8];
+  std::size_t n = 99;
+  ASSERT_TRUE(tok.encode("cab", std::span<std::int32_t>(buf), n));
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(sf::decode(tok, std::span<const std::int32_t>(buf, n)), "cab");
+  EXPECT_LE(n, sf::max_tokens(tok, "cab"));
+  EXPECT_FALSE(tok.encode("cab", std::span<std::int32_t>(buf, 2), n));  // too little room: refused
+  EXPECT_EQ(n, 0u);
+  EXPECT_FALSE(tok.encode("cax", std::span<std::int32_t>(buf), n));  // 'x' is not in the vocabulary
+  EXPECT_EQ(tok.piece(0), "\n");
+  EXPECT_EQ(tok.piece(3), "c");
+  EXPECT_EQ(tok.piece(4), "");  // outside the vocabulary
+  EXPECT_EQ(tok.piece(-1), "");
+  EXPECT_EQ(tok.bos(), -1);
+  EXPECT_EQ(tok.eos(), -1);
+  EXPECT_EQ(tok.max_piece_bytes(), 1u);
+}
+
+TEST(TokenizerInterface, PiecesOfAnyLength) {
+  const words_tokenizer tok;
+  std::int32_t buf[16];
+  std::size_t n = 0;
+  ASSERT_TRUE(tok.encode("the caté!", std::span<std::int32_t>(buf), n));
+  ASSERT_EQ(n, 5u);  // <s>, "the ", "cat", "é", "!"
+  EXPECT_EQ(sf::decode(tok, std::span<const std::int32_t>(buf + 1, n - 1)), "the caté!");
+  const std::int32_t odd[] = {2, 7, 3};  // an id without a piece decodes to '?'
+  EXPECT_EQ(sf::decode(tok, std::span<const std::int32_t>(odd)), "cat?é");
 }

@@ -1,4 +1,17 @@
-// staticformer/tokenizer.hpp — a character (byte) level tokenizer built from a corpus.
+// staticformer/tokenizer.hpp — the tokenizer interface, and a character (byte) level tokenizer
+// built from a corpus, which is one implementation of it.
+//
+// The interface, sf::tokenizer (a concept): what the tools, the decoder's callers and firmware use,
+// so that a tokenizer of another kind (a BPE one, with pieces of several bytes) serves them as is.
+//   t.size()                 the vocabulary size: ids 0 .. size() - 1
+//   t.encode(text, ids, n)   sf::status; the ids of `text` into caller storage `ids` (a span), their
+//                            count into n; no allocation (sf::max_tokens(t, text) ids always suffice)
+//   t.piece(id)              std::string_view: the bytes of token id, any number of them (empty for
+//                            an id outside the vocabulary); text is the concatenation of the pieces
+//   t.bos(), t.eos()         the ids of the beginning and end of a sequence, -1 when it has none
+//   t.max_piece_bytes()      the longest piece: what a buffer of k tokens' text needs is k times it
+//
+// The character tokenizer:
 //
 //   auto tok = sf::char_tokenizer::from_corpus(text);   // vocabulary: the sorted distinct bytes
 //   std::vector<std::int32_t> ids;
@@ -15,6 +28,7 @@
 // byte string round-trips exactly.
 #pragma once
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -28,7 +42,36 @@ namespace sf {
 
 inline constexpr const char* tokenizer_metadata_key = "tokenizer.vocab";
 
-class char_tokenizer {
+template <class T>
+concept tokenizer = requires(const T& t, std::string_view text, std::span<std::int32_t> ids, std::size_t& n,
+                             std::int32_t id) {
+  { t.size() } -> std::convertible_to<std::size_t>;
+  { t.encode(text, ids, n) } -> std::same_as<status>;
+  { t.piece(id) } -> std::convertible_to<std::string_view>;
+  { t.bos() } -> std::convertible_to<std::int32_t>;
+  { t.eos() } -> std::convertible_to<std::int32_t>;
+  { t.max_piece_bytes() } -> std::convertible_to<std::size_t>;
+};
+
+// Ids enough for any text: a token per byte, and the two special ids.
+template <tokenizer T>
+constexpr std::size_t max_tokens(const T&, std::string_view text) {
+  return text.size() + 2;
+}
+
+// The text of `ids`: the concatenation of their pieces, '?' for an id without one.
+template <tokenizer T>
+std::string decode(const T& t, std::span<const std::int32_t> ids) {
+  std::string s;
+  for (const std::int32_t id : ids) {
+    const std::string_view p = t.piece(id);
+    if (p.empty()) s += '?';
+    else s.append(p);
+  }
+  return s;
+}
+
+class char_tokenizer {  // an sf::tokenizer
  public:
   static constexpr std::size_t max_vocab = 256;
 
@@ -82,6 +125,24 @@ class char_tokenizer {
     }
     return status::ok();
   }
+
+  // The interface (sf::tokenizer): ids into caller storage of at least text.size() ids.
+  constexpr status encode(std::string_view text, std::span<std::int32_t> ids, std::size_t& n) const {
+    n = 0;
+    if (ids.size() < text.size())
+      return status::error("tokenizer: output holds ", ids.size(), " ids for ", text.size(), " bytes");
+    const status s = encode(text, ids.first(text.size()));
+    if (s) n = text.size();
+    return s;
+  }
+  // The one byte of token id; empty outside [0, size()).
+  constexpr std::string_view piece(std::int32_t id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < size_ ? std::string_view(&chars_[static_cast<std::size_t>(id)], 1)
+                                                            : std::string_view();
+  }
+  static constexpr std::int32_t bos() { return -1; }  // none
+  static constexpr std::int32_t eos() { return -1; }  // none
+  static constexpr std::size_t max_piece_bytes() { return 1; }
 
   // The bytes of `ids`. An id outside [0, size()) (possible when the model's V is
   // larger than the vocabulary) decodes to '?'.
@@ -155,12 +216,16 @@ class char_tokenizer {
  private:
   constexpr void add(unsigned char b) {
     to_id_[b] = static_cast<std::int32_t>(size_);
+    chars_[size_] = static_cast<char>(b);
     to_byte_[size_++] = b;
   }
 
   std::array<std::int32_t, 256> to_id_{};
   std::array<unsigned char, 256> to_byte_{};
+  std::array<char, 256> chars_{};  // to_byte_ as chars: the pieces
   std::size_t size_ = 0;
 };
+
+static_assert(tokenizer<char_tokenizer>);
 
 }  // namespace sf

@@ -4,6 +4,7 @@
 // The header (namespace --namespace, default sf_model):
 //   inline constexpr sf::config config;             the checkpoint's configuration, B = 1
 //   inline constexpr unsigned char vocab[];          token id i is the byte vocab[i]; vocab_size
+//   piece_offsets[], piece_bytes[], max_piece_bytes  what each token prints (sf::tokenizer::piece)
 //   using weights_type = sf::params<config> or sf::params<config, sf::int8>;
 //   inline constexpr weights_type weights = {...};   constant-initialised: it lands in .rodata
 //                                                    (flash) and the decoder reads it in place
@@ -17,6 +18,7 @@
 #ifndef SF_TOOLS_EXPORT_HEADER_HPP
 #define SF_TOOLS_EXPORT_HEADER_HPP
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +29,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -162,12 +165,28 @@ int export_config(const sf::io::file& f, const request& r, const sf::char_tokeni
     << "#pragma once\n#include <bit>\n#include <cstddef>\n\n#include \"staticformer/params.hpp\"\n"
     << (int8 ? "#include \"staticformer/quantize.hpp\"\n" : "") << "\nnamespace " << r.ns << " {\n\n"
     << "inline constexpr sf::config config" << config_literal(C) << ";\n\n"
-    << "// The tokenizer: token id i is the byte vocab[i].\n"
+    << "// The character tokenizer: token id i is the byte vocab[i].\n"
     << "inline constexpr std::size_t vocab_size = " << tok.size() << ";\n"
     << "inline constexpr unsigned char vocab[" << tok.size() << "] = ";
   std::vector<int> bytes;
   for (std::size_t i = 0; i < tok.size(); ++i) bytes.push_back(tok.byte(static_cast<std::int32_t>(i)));
   put_array(o, bytes.data(), bytes.size());
+  // The pieces, through the tokenizer interface (sf::tokenizer): what a token prints, any length.
+  std::vector<long> offsets{0}, piece_bytes;
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < tok.size(); ++i) {
+    const std::string_view piece = tok.piece(static_cast<std::int32_t>(i));
+    for (const char c : piece) piece_bytes.push_back(static_cast<unsigned char>(c));
+    offsets.push_back(static_cast<long>(piece_bytes.size()));
+    longest = std::max(longest, piece.size());
+  }
+  o << ";\n\n// The pieces: token id i prints the bytes piece_bytes[piece_offsets[i] .. piece_offsets[i + 1])\n"
+    << "// (one for a character tokenizer; any number for others); the longest has max_piece_bytes.\n"
+    << "inline constexpr std::size_t max_piece_bytes = " << longest << ";\n"
+    << "inline constexpr unsigned piece_offsets[" << offsets.size() << "] = ";
+  put_array(o, offsets.data(), offsets.size());
+  o << ";\ninline constexpr unsigned char piece_bytes[" << piece_bytes.size() << "] = ";
+  put_array(o, piece_bytes.data(), piece_bytes.size());
   o << ";\n\nusing weights_type = sf::params<config" << (int8 ? ", sf::int8" : "") << ">;\n"
     << "// (The initializer names the members that exist; the absent ones, sf::none, are left out.)\n"
     << "#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wmissing-field-initializers\"\n"

@@ -26,10 +26,11 @@ inline std::string no_tokenizer_message(const std::string& path) {
 }
 
 // One generation, as the command line asked for it (already checked: the prompt is in the
-// tokenizer's vocabulary, which fits the model's V).
+// tokenizer's vocabulary, which fits the model's V). Any sf::tokenizer: run.hpp prints pieces.
+template <sf::tokenizer Tok = sf::char_tokenizer>
 struct job {
   std::string path;                    // the checkpoint (for messages)
-  sf::char_tokenizer tokenizer;        // from the checkpoint's metadata
+  Tok tokenizer;                       // from the checkpoint
   std::vector<std::int32_t> prompt;    // token ids, at least one
   std::size_t tokens = 200;            // how many to generate
   sf::sampling_options sampling{.temperature = 0.8f, .top_k = 0, .top_p = 1.0f};
@@ -46,8 +47,8 @@ struct job {
 // Loads the weights of configuration C from `f` (float, or int8 when sf::io::is_quantized),
 // quantizes or saves as asked, and streams the generated text to stdout. Returns the exit
 // status; an error is one line on stderr.
-template <sf::config C>
-int run(const sf::io::file& f, const job& j, const char* config_name);
+template <sf::config C, class Tok>
+int run(const sf::io::file& f, const job<Tok>& j, const char* config_name);
 
 }  // namespace sf_gen
 

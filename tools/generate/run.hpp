@@ -27,20 +27,26 @@ inline double seconds_since(clock_type::time_point t0) {
 }
 
 // An error: one line on stderr ("staticformer run: what: message"), exit status 1.
-inline int fail(const job& j, const std::string& what, const char* message) {
+template <class Tok>
+int fail(const job<Tok>& j, const std::string& what, const char* message) {
   std::fprintf(stderr, "%s: %s%s%s\n", j.program, what.c_str(), what.empty() ? "" : ": ", message);
   return 1;
 }
 
-// The byte of token `id` (a model whose V exceeds the vocabulary may produce ids without one: '?').
-inline char byte_of(const sf::char_tokenizer& tok, std::int32_t id) {
-  return id >= 0 && static_cast<std::size_t>(id) < tok.size() ? static_cast<char>(tok.byte(id)) : '?';
+// Prints the piece of token `id` (a model whose V exceeds the vocabulary may produce ids
+// without one: '?'); returns its last byte.
+template <sf::tokenizer Tok>
+char print_piece(const Tok& tok, std::int32_t id) {
+  const std::string_view p = tok.piece(id);
+  if (p.empty()) return static_cast<char>(std::fputc('?', stdout));
+  std::fwrite(p.data(), 1, p.size(), stdout);
+  return p.back();
 }
 
 // Prefills the prompt (its last T tokens), then j.tokens times: sample, print (flushed), step.
 // When the context is full the stream keeps its last 3T/4 tokens (decoder::slide).
-template <sf::config C, class W>
-int decode(const sf::params<C, W>& weights, const job& j, const char* config_name, double load_seconds) {
+template <sf::config C, class W, class Tok>
+int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name, double load_seconds) {
   static_assert(C.B == 1 && C.T >= 2, "staticformer run decodes one stream of at least 2 positions");
   static sf::decoder<C, W> dec;  // static: the cache and the buffers are not on the stack
   static sf::sampler<C.V> sampler{0};
@@ -51,7 +57,7 @@ int decode(const sf::params<C, W>& weights, const job& j, const char* config_nam
 
   char last = '\n';
   if (j.echo) {
-    for (const std::int32_t id : j.prompt) std::fputc(last = byte_of(j.tokenizer, id), stdout);
+    for (const std::int32_t id : j.prompt) last = print_piece(j.tokenizer, id);
     std::fflush(stdout);
   }
   const auto t0 = clock_type::now();
@@ -63,7 +69,7 @@ int decode(const sf::params<C, W>& weights, const job& j, const char* config_nam
   std::size_t generated = 0;
   while (s && generated < j.tokens) {
     const std::int32_t next = sampler.sample(dec.logits(0));
-    std::fputc(last = byte_of(j.tokenizer, next), stdout);
+    last = print_piece(j.tokenizer, next);
     std::fflush(stdout);
     if (++generated == 1) t_first = clock_type::now();
     if (generated == j.tokens) break;
@@ -92,8 +98,8 @@ int decode(const sf::params<C, W>& weights, const job& j, const char* config_nam
 
 }  // namespace detail
 
-template <sf::config C>
-int run(const sf::io::file& f, const job& j, const char* config_name) {
+template <sf::config C, class Tok>
+int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
   static sf::params<C> p;              // float weights
   static sf::params<C, sf::int8> q;    // int8 weights (quantized, or loaded)
   // The sampling options first (what sampler::configure checks): refused before anything is loaded.

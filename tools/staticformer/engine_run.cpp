@@ -64,7 +64,7 @@ std::string arch_name() {
 }
 
 int run(int argc, char** argv) {
-  sf_gen::job j;
+  sf_gen::job<> j;
   j.program = "staticformer run";
   j.runc_stats = true;
   j.sampling = {.temperature = 1.0f, .top_k = 0, .top_p = 0.9f};  // run.c's defaults
@@ -236,7 +236,7 @@ int convert(int argc, char** argv) {
   sf::io::result<sf::io::file> f = sf_engine::open_model(in);
   if (!f) return fail("convert", f.message());
   if (sf_gen::is_int8(*f)) return fail("convert", in + ": already int8");
-  sf_gen::job j;
+  sf_gen::job<> j;
   j.program = "staticformer convert";
   j.path = in;
   j.save_int8 = out;
