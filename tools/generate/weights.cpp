@@ -1,5 +1,5 @@
 // staticformer-generate: the checkpoint code of every compiled configuration (see weights.hpp).
-// One translation unit for all of them: the file code's fixed cost (nlohmann json) is paid once.
+// One translation unit for all of them: the file code's fixed cost (the io headers) is paid once.
 // A configuration added to generate.hpp needs a line at the end (else: a link error).
 #include "weights.hpp"
 

@@ -1,5 +1,5 @@
 // staticformer-generate: reading and writing the weights of configuration C (safetensors, through
-// nlohmann json), declared here and compiled for every configuration in tools/generate/weights.cpp,
+// staticformer::io), declared here and compiled for every configuration in tools/generate/weights.cpp,
 // so that the decoding translation units (tools/generate/<name>.cpp) do not compile the file code.
 #ifndef SF_TOOLS_GENERATE_WEIGHTS_HPP
 #define SF_TOOLS_GENERATE_WEIGHTS_HPP
