@@ -74,6 +74,7 @@ sf::status save_model(const std::string& path, const sf::params<C, float>& p, co
                       metadata_map extra = {}) {
   return detail::save_model(path, C, tensor_slots(p), tok, std::move(extra));
 }
+
 // Loads parameters of configuration C (any batch size) and, when `tok` is given, the
 // tokenizer stored with them. `metadata` (optional) receives all of the file's metadata.
 // Weights that are NaN or infinite are refused unless options.allow_non_finite.
@@ -83,6 +84,7 @@ sf::status load_model(const std::string& path, sf::params<C, float>& p, sf::char
                       metadata_map* metadata = nullptr, const load_options& options = {}) {
   return detail::load_model(path, C, tensor_slots(std::as_const(p)), tok, metadata, options);
 }
+
 // ----------------------------------------------------------------------------- optimizer state
 
 // AdamW's moments, update count and hyper-parameters, and the data position.
@@ -92,6 +94,7 @@ sf::status save_optimizer(const std::string& path, const sf::adamw<S>& opt, cons
   return detail::save_optimizer(path, opt.options, opt.t, tensor_slots(opt.m), tensor_slots(opt.v), data,
                                 train_tokens, val_tokens, extra);
 }
+
 // What an optimizer file holds besides the moments.
 struct optimizer_info {
   sf::data_state data;
@@ -99,10 +102,6 @@ struct optimizer_info {
   metadata_map metadata;  // everything, including the caller's keys
 };
 
-// Reads an optimizer file into `opt` (moments, update count, options) and `info`.
-// Every tensor is checked (name, dtype, shape; none missing, none extra; the moments finite,
-// v not negative), and so is every number (AdamW's hyper-parameters within PyTorch's ranges).
-// On error, opt is untouched.
 namespace detail {
 // load_optimizer over type-erased moments (tensor_slots of opt.m and opt.v, written on success
 // only), returning the options and the update count.
@@ -110,6 +109,10 @@ sf::status load_optimizer(const std::string& path, const std::vector<slot>& m, c
                           sf::adamw_options& options, std::int64_t& step, optimizer_info& info);
 }  // namespace detail
 
+// Reads an optimizer file into `opt` (moments, update count, options) and `info`.
+// Every tensor is checked (name, dtype, shape; none missing, none extra; the moments finite,
+// v not negative), and so is every number (AdamW's hyper-parameters within PyTorch's ranges).
+// On error, opt is untouched.
 template <class S>
 sf::status load_optimizer(const std::string& path, sf::adamw<S>& opt, optimizer_info& info) {
   sf::adamw_options o;
@@ -122,6 +125,7 @@ sf::status load_optimizer(const std::string& path, sf::adamw<S>& opt, optimizer_
   opt.t = step;
   return sf::status::ok();
 }
+
 // ----------------------------------------------------------------------------- a run's settings
 
 // The settings of a training run that a program stores beside the optimizer state (as the
