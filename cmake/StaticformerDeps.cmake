@@ -17,9 +17,12 @@ if(NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/hana.hpp" AND NOT EXISTS "/usr/includ
   message(FATAL_ERROR "staticformer needs Boost.Hana (boost/hana.hpp). On Debian 12: sudo apt-get install libboost-dev")
 endif()
 
+# nlohmann-json (header-only) — to compile staticformer::io (src/io/safetensors.cpp); not
+# needed by a consumer of the installed package.
+sf_require_package(nlohmann_json nlohmann-json3-dev)
+
 if(STATICFORMER_BUILD_TESTS OR STATICFORMER_BUILD_EXAMPLES OR STATICFORMER_BUILD_BENCHMARKS)
   sf_require_package(fmt libfmt-dev)
-  sf_require_package(nlohmann_json nlohmann-json3-dev)
 endif()
 if(STATICFORMER_BUILD_TESTS)
   sf_require_package(GTest libgtest-dev)

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>  // getpid
+
 #include "fuzz_common.hpp"
 #include "staticformer/config.hpp"
 #include "staticformer/data.hpp"

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "staticformer/io/safetensors.hpp"
 
 #ifndef SF_RUNNER

@@ -1,6 +1,6 @@
 # Test of `staticformer export`, run by CTest (tool_staticformer_export):
 #   cmake -DSTATICFORMER=<staticformer> -DTRAIN=<train>
-#         -DCXX=<compiler> "-DFLAGS=a|b|c" "-DINCLUDES=dir|dir" -DSRC=<tools/export/check.cpp>
+#         -DCXX=<compiler> "-DFLAGS=a|b|c" "-DINCLUDES=dir|dir" -DLIBS=<libstaticformer_io.a> -DSRC=<tools/export/check.cpp>
 #         -DWORK=<scratch dir> -P export_test.cmake
 # Trains a 60-step checkpoint, exports it (float; int8 quantized by the tool; int8 from train's
 # int8 checkpoint), builds tools/export/check.cpp against each header and checks that the
@@ -55,7 +55,7 @@ endif()
 
 set(prompt "ROMEO:")
 foreach(kind float int8 int8-file)
-  run(o 0 "${CXX}" ${flags} ${incs} "-DSF_EXPORTED_HEADER=\"${WORK}/${kind}.hpp\"" "${SRC}" -o "${WORK}/check-${kind}")
+  run(o 0 "${CXX}" ${flags} ${incs} "-DSF_EXPORTED_HEADER=\"${WORK}/${kind}.hpp\"" "${SRC}" ${LIBS} -o "${WORK}/check-${kind}")
   set(input "${ckpt}")
   set(gen_opts)
   if(kind STREQUAL "int8-file")

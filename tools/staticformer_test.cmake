@@ -6,8 +6,9 @@
 # compile their executables on first use and say so, the second `run` starts without compiling
 # and prints the same text; run.c's flags (seeded sampling repeats, -n counts the prompt), info,
 # export, convert --int8, and the errors (exit status and message).
-# With INSTALL_FROM: installs that build tree into WORK/prefix and runs prefix/bin/staticformer:
-# a precompiled shape, and a new shape compiled on first use from the installed headers.
+# With INSTALL_FROM (and CXX): installs that build tree into WORK/prefix and runs
+# prefix/bin/staticformer: a precompiled shape, and a new shape compiled on first use from the
+# installed headers; then a project of one's own uses staticformer_add_model.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -80,6 +81,34 @@ if(INSTALL_FROM)
   file(READ "${cmd}" cmd_text)
   expect_match("the compile command" "${cmd_text}" "-I${WORK}/prefix/include .*${WORK}/prefix/share/staticformer/engine/")
   sf_ok(NO bench --config "${WORK}/odd.json" --steps 2)
+  # A project of one's own: find_package(staticformer) and staticformer_add_model, for the
+  # command's own executable (KIND run) and for a program that uses SF_ENGINE_ARCH.
+  file(MAKE_DIRECTORY "${WORK}/consumer")
+  file(WRITE "${WORK}/consumer/CMakeLists.txt" "cmake_minimum_required(VERSION 3.20)
+project(models LANGUAGES CXX)
+find_package(staticformer REQUIRED)
+staticformer_add_model(odd_run CONFIG \"${WORK}/odd.json\")
+staticformer_add_model(odd_app CONFIG \"${WORK}/odd.json\" SOURCES app.cpp)
+")
+  file(WRITE "${WORK}/consumer/app.cpp" "#include <cstdio>
+#include <staticformer/io/config_codec.hpp>
+#include <staticformer/params.hpp>
+int main() {
+  std::printf(\"%zu parameters: %s\\n\", sf::parameter_count<sf::params<SF_ENGINE_ARCH>>, sf::io::describe(SF_ENGINE_ARCH).c_str());
+}
+")
+  foreach(step "-S;${WORK}/consumer;-B;${WORK}/consumer/build;-DCMAKE_CXX_COMPILER=${CXX};-DCMAKE_PREFIX_PATH=${WORK}/prefix"
+               "--build;${WORK}/consumer/build")
+    execute_process(COMMAND "${CMAKE_COMMAND}" ${step} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "the consumer project (staticformer_add_model): cmake ${step}\n${out}\n${err}")
+    endif()
+  endforeach()
+  execute_process(COMMAND "${WORK}/consumer/build/odd_run" --architecture OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  expect_match("odd_run --architecture (exit ${rc})" "${out}" "^V=65 T=96 D=80 H=5 L=3 F=224 layernorm learned gelu_tanh tied bias\n$")
+  execute_process(COMMAND "${WORK}/consumer/build/odd_app" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  expect_match("odd_app (exit ${rc})" "${out}" "^[0-9]+ parameters: V=65 T=96 D=80 H=5 L=3 F=224 ")
+  message(STATUS "ok: staticformer_add_model in a project of one's own: ${out}")
   return()
 endif()
 

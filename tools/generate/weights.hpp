@@ -1,6 +1,7 @@
 // `staticformer run` and `export`: reading and writing the weights of configuration C
-// (safetensors), declared here and defined in tools/generate/weights_impl.hpp, which one
-// translation unit of a program includes (tools/staticformer/engine_run.cpp).
+// (safetensors, through staticformer::io), declared here and defined in
+// tools/generate/weights_impl.hpp, which one translation unit of a program includes
+// (tools/staticformer/engine_run.cpp).
 #ifndef SF_TOOLS_GENERATE_WEIGHTS_HPP
 #define SF_TOOLS_GENERATE_WEIGHTS_HPP
 

@@ -101,10 +101,8 @@ sf::io::result<sf::config> read_config_json(const std::string& path) {
   sf::io::metadata_map m{{"format", "staticformer"}};
   for (const auto& [key, value] : j.items()) {
     if (!sf::io::detail::is_config_key(key)) {
-      std::string known;
-      sf::io::detail::for_each_config_key([&](const char* k) {
-        if (std::string_view(k) != "format") known.append(known.empty() ? "" : ", ").append(k);
-      });
+      std::string known = sf::io::detail::config_key_list();
+      if (known.rfind("format, ", 0) == 0) known.erase(0, 8);  // (the JSON file does not hold it)
       return sf::status::error(("'" + path + "': unknown key \"" + key + "\"" +
                                 (key == "batch" || key == "B" ? " (the batch size is a run setting: --batch)" : "") +
                                 "; the keys are " + known)

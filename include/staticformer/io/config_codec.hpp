@@ -1,6 +1,7 @@
 // staticformer/io/config_codec.hpp — an sf::config as a checkpoint's __metadata__, and back.
 //
-// Part of staticformer/io/safetensors.hpp (include that; needs nlohmann::json).
+// Part of staticformer/io/safetensors.hpp (include that). Declarations: the code is compiled
+// into staticformer::io (src/io/config_codec.cpp).
 //
 //   sf::io::config_metadata(c)    {"format": "staticformer", "vocab": "65", ..., "norm_eps": "1e-05"}
 //   sf::io::read_config(file)     the configuration a file describes (B = 1), or why it does not
@@ -10,235 +11,43 @@
 //
 // Nothing here lists the configuration's fields: each function visits them
 // (sf::for_each_field, staticformer/config_fields.hpp) and handles a field by its type
-// (detail::field_codec: sizes, enumerations, booleans, doubles). docs/model.md's metadata key is the
+// (detail::field_codec in src/io/config_codec.cpp: sizes, enumerations, booleans, doubles). docs/model.md's metadata key is the
 // field's name except where detail::field_spellings says otherwise (the sizes: V is "vocab",
 // ...; B and precision are not stored, since a checkpoint fixes neither the batch size nor how
 // its products were rounded in training).
 #pragma once
-#include <cstddef>
-#include <optional>
-#include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "staticformer/config.hpp"
-#include "staticformer/config_fields.hpp"
 #include "staticformer/io/safetensors_format.hpp"
 #include "staticformer/status.hpp"
 
 namespace sf::io {
 
 namespace detail {
-
-// How docs/model.md's metadata and describe() spell a field where its C++ name does not serve.
-struct field_spelling {
-  const char* name;                // the member of sf::config ("V")
-  const char* key;                 // its metadata key ("vocab"); nullptr: not stored in a checkpoint
-  const char* if_false = nullptr;  // describe()'s word for a false bool (true shows the name)
-};
-inline constexpr field_spelling field_spellings[] = {
-    {"V", "vocab"}, {"T", "context"}, {"D", "d_model"}, {"H", "n_heads"}, {"L", "n_layers"}, {"F", "d_ff"},
-    {"B", nullptr}, {"tied", "tied", "untied"},         {"bias", "bias", "no-bias"},
-    {"precision", nullptr}};  // how a model is trained, not what it is: checkpoints are float32
-
-inline field_spelling spelling_of(const char* name) {
-  for (const field_spelling& s : field_spellings)
-    if (std::string_view(s.name) == name) return s;
-  return {name, name};
-}
-
-// The first metadata entry, which is not a field: format = staticformer.
-inline constexpr const char* format_key = "format";
-inline constexpr const char* format_value = "staticformer";
-
-// f(spelling, field of c, the same field of a default sf::config) for every field a
-// checkpoint stores, in declaration order, which is docs/model.md's order of the metadata keys.
-template <class Config, class F>
-void for_each_stored_field(Config& c, F&& f) {
-  static constexpr sf::config defaults{};
-  sf::for_each_field(
-      [&](const char* name, auto& field, const auto& default_value) {
-        const field_spelling s = spelling_of(name);
-        if (s.key) f(s, field, default_value);
-      },
-      c, defaults);
-}
-
-// f(key) for every metadata key of a configuration, in docs/model.md's order (format first).
-template <class F>
-void for_each_config_key(F&& f) {
-  static constexpr sf::config any{};
-  f(format_key);
-  for_each_stored_field(any, [&](const field_spelling& s, const auto&, const auto&) { f(s.key); });
-}
-
-inline bool is_config_key(std::string_view k) {
-  bool found = false;
-  for_each_config_key([&](const char* key) { found = found || k == key; });
-  return found;
-}
-
-// "\"a\", \"b\" or \"c\""
-inline std::string one_of(std::span<const char* const> names) {
-  std::string s;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    s.append(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ").append(1, '"').append(names[i]).append(1, '"');
-  return s;
-}
-
-// Per field type: its metadata string (encode), reading one back (decode: false when the
-// string is not a valid value), what a valid one looks like (expected, for messages),
-// whether two different strings mean the same value (numbers compare as numbers: "1e-5"
-// is "1e-05"), and the field's word in describe() ("" for none).
-template <class X> struct field_codec;
-
-template <>
-struct field_codec<std::size_t> {
-  static std::string encode(std::size_t v) { return std::to_string(v); }
-  static bool decode(const std::string& s, std::size_t& v) { return parse_size(s, v) && v > 0; }
-  static std::string expected() { return "a positive integer"; }
-  static bool same(const std::string& a, const std::string& b) {
-    std::size_t x = 0, y = 0;
-    return parse_size(a, x) && parse_size(b, y) && x == y;
-  }
-  static std::string word(const field_spelling& s, std::size_t v, std::size_t) { return cat({s.name, "=", num(v)}); }
-};
-
-template <>
-struct field_codec<double> {
-  static std::string encode(double v) { return format_double(v); }
-  static bool decode(const std::string& s, double& v) { return parse_double(s, v) && v > 0.0; }
-  static std::string expected() { return "a positive number"; }
-  static bool same(const std::string& a, const std::string& b) {
-    double x = 0, y = 0;
-    return parse_double(a, x) && parse_double(b, y) && x == y;
-  }
-  static std::string word(const field_spelling& s, double v, double default_value) {  // only when not the default
-    return v == default_value ? std::string() : cat({s.name, "=", format_double(v)});
-  }
-};
-
-template <>
-struct field_codec<bool> {
-  static constexpr const char* names[] = {"true", "false"};
-  static std::string encode(bool v) { return v ? "true" : "false"; }
-  static bool decode(const std::string& s, bool& v) {
-    if (s != "true" && s != "false") return false;
-    v = s == "true";
-    return true;
-  }
-  static std::string expected() { return one_of(names); }
-  static bool same(const std::string&, const std::string&) { return false; }
-  static std::string word(const field_spelling& s, bool v, bool) {
-    return v ? s.name : s.if_false ? s.if_false : cat({"no-", s.name});
-  }
-};
-
-template <class E>
-  requires std::is_enum_v<E>
-struct field_codec<E> {
-  static std::string encode(E v) { return sf::to_string(v); }
-  static bool decode(const std::string& s, E& v) {
-    const std::optional<E> e = sf::parse<E>(s);
-    if (e) v = *e;
-    return e.has_value();
-  }
-  static std::string expected() { return one_of(sf::enum_names<E>::value); }
-  static bool same(const std::string&, const std::string&) { return false; }
-  static std::string word(const field_spelling&, E v, E) { return sf::to_string(v); }
-};
-
-template <class Field> using codec_of = field_codec<std::remove_cvref_t<Field>>;
-
-// "format, vocab, context, ..., norm_eps"
-inline std::string config_key_list() {
-  std::string s;
-  for_each_config_key([&](const char* k) { s.append(s.empty() ? "" : ", ").append(k); });
-  return s;
-}
+// Whether k is a metadata key of a configuration (format, vocab, context, ..., norm_eps).
+bool is_config_key(std::string_view k);
+// "format, vocab, context, ..., norm_eps": the keys, in docs/model.md's order.
+std::string config_key_list();
 }  // namespace detail
 
 // docs/model.md's __metadata__ of a configuration: every value a string.
-inline metadata_map config_metadata(const sf::config& c) {
-  metadata_map m{{detail::format_key, detail::format_value}};
-  detail::for_each_stored_field(c, [&](const detail::field_spelling& s, const auto& v, const auto&) {
-    m[s.key] = detail::codec_of<decltype(v)>::encode(v);
-  });
-  return m;
-}
+metadata_map config_metadata(const sf::config& c);
 
 // "V=65 T=16 D=32 H=4 L=2 F=128 layernorm learned gelu_tanh tied bias" (B is not part of a checkpoint).
-inline std::string describe(const sf::config& c) {
-  std::string out;
-  detail::for_each_stored_field(c, [&](const detail::field_spelling& s, const auto& v, const auto& default_value) {
-    const std::string w = detail::codec_of<decltype(v)>::word(s, v, default_value);
-    if (!w.empty()) out.append(out.empty() ? "" : " ").append(w);
-  });
-  return out;
-}
+std::string describe(const sf::config& c);
 
 // The configuration a metadata map describes (B = 1: a checkpoint does not fix the batch size):
 // docs/model.md's keys, every value a string. `staticformer train --config FILE.json` reads its
 // file through this too (the JSON's numbers and booleans written as these strings).
-inline result<sf::config> config_from_metadata(const metadata_map& m) {
-  auto get = [&](const char* k) -> const std::string* {
-    const auto it = m.find(k);
-    return it == m.end() ? nullptr : &it->second;
-  };
-  const char* missing = nullptr;
-  detail::for_each_config_key([&](const char* k) {
-    if (!missing && !get(k)) missing = k;
-  });
-  if (missing) return detail::fail({"missing metadata '", missing, "'"});
-  auto bad = [&](const char* k, std::string_view expected) {
-    return detail::fail({"metadata '", k, "': expected ", expected, ", found \"", *get(k), "\""});
-  };
-  if (*get(detail::format_key) != detail::format_value)
-    return bad(detail::format_key, detail::cat({"\"", detail::format_value, "\""}));
-  sf::config c;
-  sf::status error = sf::status::ok();
-  detail::for_each_stored_field(c, [&](const detail::field_spelling& s, auto& v, const auto&) {
-    using codec = detail::codec_of<decltype(v)>;
-    if (error && !codec::decode(*get(s.key), v)) error = bad(s.key, codec::expected());
-  });
-  if (!error) return error;
-  c.B = 1;
-  if (c.D % c.H != 0)
-    return detail::fail({"metadata: n_heads ", detail::num(c.H), " does not divide d_model ", detail::num(c.D)});
-  if (c.position == sf::position_kind::rope && (c.D / c.H) % 2 != 0)
-    return detail::fail({"metadata: rope needs an even head width d_model / n_heads, found ", detail::num(c.D / c.H)});
-  if (c.position == sf::position_kind::sinusoidal && c.D % 2 != 0)
-    return detail::fail({"metadata: sinusoidal positions need an even d_model, found ", detail::num(c.D)});
-  return c;
-}
+result<sf::config> config_from_metadata(const metadata_map& m);
 
-// The configuration a file's metadata describes (B = 1), or why it does not describe one.
-inline result<sf::config> read_config(const file& f) {
-  if (!f.has_metadata())
-    return detail::fail({"no __metadata__: expected the staticformer configuration (", detail::config_key_list(), ")"});
-  return config_from_metadata(f.metadata());
-}
+// The configuration a file's metadata describes (B = 1: a checkpoint does not fix the batch size).
+result<sf::config> read_config(const file& f);
 
 // Ok when the file's metadata describes `expected` (all but B); else every difference,
 // e.g. `metadata 'n_heads': expected "4", found "2"`.
-inline sf::status check_config(const file& f, const sf::config& expected) {
-  if (!f.has_metadata())
-    return detail::fail({"no __metadata__: expected the staticformer configuration (", describe(expected), ")"});
-  std::string diffs;
-  int count = 0;
-  auto compare = [&](const char* k, const std::string& w, bool (*same)(const std::string&, const std::string&)) {
-    const std::string* got = f.metadata(k);
-    if (got && (*got == w || same(*got, w))) return;
-    diffs += detail::cat({count++ ? "; " : "", "metadata '", k, "': expected \"", w, "\", found ", got ? "\"" : "",
-                          got ? std::string_view(*got) : "nothing (missing)", got ? "\"" : ""});
-  };
-  compare(detail::format_key, detail::format_value, [](const std::string&, const std::string&) { return false; });
-  detail::for_each_stored_field(expected, [&](const detail::field_spelling& s, const auto& v, const auto&) {
-    using codec = detail::codec_of<decltype(v)>;
-    compare(s.key, codec::encode(v), codec::same);
-  });
-  return diffs.empty() ? sf::status::ok() : detail::error(diffs);
-}
+sf::status check_config(const file& f, const sf::config& expected);
 
 }  // namespace sf::io

@@ -1,6 +1,7 @@
 // staticformer/io/params.hpp — parameters as docs/model.md checkpoints: save_params, load_params.
 //
-// Part of staticformer/io/safetensors.hpp (include that; needs nlohmann::json).
+// Part of staticformer/io/safetensors.hpp (include that). The checks and copies are compiled
+// into staticformer::io (src/io/params.cpp); the templates here list the tensors (sf::visit).
 //
 //   sf::params<C> p;                                       // C: a compiled sf::config
 //   if (sf::status s = sf::io::load_params<C>("m.safetensors", p); !s) std::puts(s.message());
@@ -11,7 +12,6 @@
 // A checkpoint whose weights are not all finite is refused unless the caller opts in:
 //   sf::io::load_params<C>("m.safetensors", p, {.allow_non_finite = true});
 #pragma once
-#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -35,43 +35,16 @@ struct load_options {
 };
 
 namespace detail {
-inline sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots,
-                             const load_options& options) {
-  if (sf::status s = check_config(f, c); !s) return s;
-  std::string first;
-  std::size_t problems = 0;
-  auto problem = [&](std::string m) {
-    if (!problems++) first = std::move(m);
-  };
-  std::set<std::string_view> expected;
-  for (const slot& sl : slots) {
-    expected.insert(sl.name);
-    const tensor_info* info = f.find(sl.name);
-    if (!info) {
-      problem(cat({"missing tensor '", sl.name, "'"}));
-    } else if (!(info->type == sl.type || (sl.type == dtype::F64 && info->type == dtype::F32))) {
-      problem(cat({"tensor '", sl.name, "': expected dtype ", to_string(sl.type), ", found ", to_string(info->type)}));
-    } else if (info->shape != sl.shape) {
-      problem(cat({"tensor '", sl.name, "': expected shape ", to_string(sl.shape), ", found ",
-                   to_string(info->shape)}));
-    }
-  }
-  for (const tensor_info& t : f.tensors())
-    if (!expected.count(t.name)) problem(cat({"unexpected tensor '", t.name, "'"}));
-  if (problems > 1) return fail({first, " (and ", num(problems - 1), " more)"});
-  if (problems) return error(first);
-  if (!options.allow_non_finite)
-    for (const slot& sl : slots)
-      if (std::string bad = find_value(f, *f.find(sl.name), not_finite); !bad.empty())
-        return fail({"tensor '", sl.name, "': ", bad, " (weights must be finite)"});
-  for (const slot& sl : slots) {
-    const tensor_info& info = *f.find(sl.name);
-    // The slots point into the caller's non-const parameters (see load_params).
-    if (sl.type == dtype::F32) convert(info.type, f.data(info), static_cast<float*>(const_cast<void*>(sl.data)), sl.size);
-    else convert(info.type, f.data(info), static_cast<double*>(const_cast<void*>(sl.data)), sl.size);
-  }
-  return sf::status::ok();
-}
+// The checks and copies of load_params over type-erased slots (tensor_slots: name, dtype, shape,
+// storage): the configuration, every tensor present with its dtype (F32 also into F64) and
+// shape, none unexpected, the weights finite unless options.allow_non_finite; then the copies
+// into the slots' storage (which must be writable). Nothing is written on error.
+sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots,
+                      const load_options& options);
+// Writes docs/model.md's checkpoint of configuration c: the slots (under their names) and the
+// configuration as metadata, plus `extra` (which may not redefine a configuration key).
+sf::status save_slots(const std::string& path, const sf::config& c, const std::vector<slot>& slots,
+                      const metadata_map& extra);
 }  // namespace detail
 
 // Loads parameters of the compiled configuration C, refusing any mismatch: configuration
@@ -98,14 +71,7 @@ sf::status load_params(const std::string& path, sf::params<C, T>& p, const load_
 template <sf::config C, class T>
 sf::status save_params(const std::string& path, const sf::params<C, T>& p, const metadata_map& extra = {}) {
   static_assert(std::is_same_v<T, float>, "sf::io::save_params: checkpoints hold F32 parameters");
-  writer w;
-  w.set_metadata(config_metadata(C));
-  for (const auto& [k, v] : extra) {
-    if (detail::is_config_key(k)) return detail::fail({"extra metadata '", k, "' would redefine the configuration"});
-    w.set_metadata(k, v);
-  }
-  w.add_all(p);
-  return w.write(path);
+  return detail::save_slots(path, C, tensor_slots(p), extra);
 }
 
 }  // namespace sf::io

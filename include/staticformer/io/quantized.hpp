@@ -1,6 +1,7 @@
 // staticformer/io/quantized.hpp — int8 (Q8_0) checkpoints: save_quantized, load_quantized.
 //
-// Part of staticformer/io/safetensors.hpp (include that; needs nlohmann::json).
+// Part of staticformer/io/safetensors.hpp (include that). The checks are compiled into
+// staticformer::io (src/io/quantized.cpp); the templates here list the tensors and pack them.
 //
 //   static sf::params<C, sf::int8> q;                      // quantize.hpp
 //   sf::io::save_quantized<C>("model-int8.safetensors", q, extra_metadata);
@@ -20,12 +21,11 @@
 // Loading refuses a configuration mismatch, a float checkpoint, a missing or unexpected tensor,
 // a wrong dtype or shape, an int8 value of -128 or a scale that is negative or not finite.
 #pragma once
-#include <cmath>
 #include <cstring>
-#include <set>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "staticformer/io/config_codec.hpp"
@@ -38,23 +38,32 @@ inline constexpr const char* quantization_key = "quantization";
 inline constexpr const char* quantization_q8_0 = "q8_0";
 
 // Whether a file is an int8 (Q8_0) checkpoint.
-inline bool is_quantized(const file& f) {
-  const std::string* q = f.metadata(quantization_key);
-  return q && *q == quantization_q8_0;
-}
+bool is_quantized(const file& f);
+
+namespace detail {
+// The metadata of an int8 checkpoint of configuration c (the configuration, the quantization,
+// the group size) plus `extra`, which may redefine none of them.
+sf::status set_quantized_metadata(writer& w, const sf::config& c, const metadata_map& extra);
+
+// One leaf of sf::params<C, sf::int8>, type-erased: a matrix (an sf::q8_weight, stored as
+// "<name>.q8" I8 (N, K) and "<name>.scale" F32 (N, groups)) or a float vector ("<name>", F32 of `shape`).
+struct q8_slot {
+  std::string name;
+  bool matrix = false;
+  std::size_t N = 0, K = 0, groups = 0;  // a matrix
+  shape_t shape;                         // a vector
+};
+// Everything load_quantized checks before it copies anything: the file is an int8
+// checkpoint of configuration c with exactly the slots' tensors, dtypes and shapes, no int8
+// value of -128, every scale (and 127 times it) finite and not negative, the vectors finite.
+sf::status check_quantized(const file& f, const sf::config& c, const std::vector<q8_slot>& slots);
+}  // namespace detail
 
 template <sf::config C>
 sf::status save_quantized(const std::string& path, const sf::params<C, sf::int8>& q,
                           const metadata_map& extra = {}) {
   writer w;
-  w.set_metadata(config_metadata(C));
-  w.set_metadata(quantization_key, quantization_q8_0);
-  w.set_metadata("group_size", "32");
-  for (const auto& [k, v] : extra) {
-    if (detail::is_config_key(k) || k == quantization_key || k == "group_size")
-      return detail::fail({"extra metadata '", k, "' would redefine the configuration or the quantization"});
-    w.set_metadata(k, v);
-  }
+  if (sf::status s = detail::set_quantized_metadata(w, C, extra); !s) return s;
   sf::visit(
       [&](const sf::param_name& n, const auto& leaf) {
         using L = std::remove_cvref_t<decltype(leaf)>;
@@ -76,69 +85,24 @@ sf::status save_quantized(const std::string& path, const sf::params<C, sf::int8>
 // Loads an int8 checkpoint of the compiled configuration C; `q` is untouched on error.
 template <sf::config C>
 sf::status load_quantized(const file& f, sf::params<C, sf::int8>& q) {
-  if (!is_quantized(f))
-    return detail::fail({f.origin(), ": not an int8 checkpoint (no metadata \"", quantization_key, "\": \"",
-                         quantization_q8_0, "\"); a float checkpoint is quantized at load by sf::quantize"});
-  if (const std::string* g = f.metadata("group_size"); !g || *g != "32")
-    return detail::fail({f.origin(), ": metadata 'group_size' must be \"32\""});
-  if (sf::status s = check_config(f, C); !s) return s;
-  std::string first;
-  std::size_t problems = 0;
-  auto problem = [&](std::string m) {
-    if (!problems++) first = std::move(m);
-  };
-  std::set<std::string> expected;
-  auto expect = [&](const std::string& name, dtype type, const shape_t& shape) -> const tensor_info* {
-    expected.insert(name);
-    const tensor_info* t = f.find(name);
-    if (!t) problem(detail::cat({"missing tensor '", name, "'"}));
-    else if (t->type != type)
-      problem(detail::cat({"tensor '", name, "': expected dtype ", to_string(type), ", found ", to_string(t->type)}));
-    else if (t->shape != shape)
-      problem(detail::cat({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(t->shape)}));
-    else return t;
-    return nullptr;
-  };
-  // First pass: names, dtypes, shapes and values, without touching q.
+  std::vector<detail::q8_slot> slots;
   sf::visit(
       [&](const sf::param_name& n, const auto& leaf) {
         using L = std::remove_cvref_t<decltype(leaf)>;
-        const std::string name(n.c_str(), n.size());
+        detail::q8_slot sl;
+        sl.name.assign(n.c_str(), n.size());
         if constexpr (sf::detail::is_q8_weight<L>::value) {
-          const tensor_info* tq = expect(name + ".q8", dtype::I8, {L::N, L::K});
-          const tensor_info* ts = expect(name + ".scale", dtype::F32, {L::N, L::groups});
-          if (tq) {
-            const auto bytes = f.data(*tq);
-            for (std::size_t i = 0; i < bytes.size(); ++i)
-              if (static_cast<std::int8_t>(bytes[i]) == -128) {
-                problem(detail::cat({"tensor '", name, ".q8': the value -128 is outside the symmetric range [-127, 127]"}));
-                break;
-              }
-          }
-          if (ts) {
-            const auto bytes = f.data(*ts);
-            for (std::size_t i = 0; i < L::N * L::groups; ++i) {
-              float s;
-              std::memcpy(&s, bytes.data() + i * sizeof(float), sizeof(float));
-              // finite, and 127 × scale too: every weight it stands for is a finite float
-              if (!(s >= 0.0f) || !std::isfinite(s * 127.0f)) {
-                problem(detail::cat({"tensor '", name, ".scale': a scale is negative or not finite, or 127 times it "
-                                                          "is not"}));
-                break;
-              }
-            }
-          }
-        } else {  // float vectors (norms, biases, positions): finite, as in a float checkpoint
-          if (const tensor_info* t = expect(name, dtype::F32, shape_t(std::begin(L::extents), std::end(L::extents))))
-            if (std::string bad = detail::find_value(f, *t, detail::not_finite); !bad.empty())
-              problem(detail::cat({"tensor '", name, "': ", bad, " (weights must be finite)"}));
+          sl.matrix = true;
+          sl.N = L::N;
+          sl.K = L::K;
+          sl.groups = L::groups;
+        } else {
+          sl.shape.assign(std::begin(L::extents), std::end(L::extents));
         }
+        slots.push_back(std::move(sl));
       },
       q);
-  for (const tensor_info& t : f.tensors())
-    if (!expected.count(t.name)) problem(detail::cat({"unexpected tensor '", t.name, "'"}));
-  if (problems > 1) return detail::fail({first, " (and ", detail::num(problems - 1), " more)"});
-  if (problems) return detail::error(first);
+  if (sf::status s = detail::check_quantized(f, C, slots); !s) return s;
   // Second pass: copy.
   sf::visit(
       [&](const sf::param_name& n, auto& leaf) {

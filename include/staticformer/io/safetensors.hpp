@@ -1,9 +1,10 @@
 // staticformer/io/safetensors.hpp — checkpoints, batches and results as safetensors files.
 //
-// An optional header (the core umbrella header does not include it). It needs
-// nlohmann::json (Debian: nlohmann-json3-dev) and exceptions enabled; it uses them
-// internally only: every function reports failure as an sf::status or an
-// sf::io::result<T> carrying a readable message, never by throwing.
+// An optional header (the core umbrella header does not include it) of the compiled library
+// staticformer::io (CMake: target_link_libraries(app PRIVATE staticformer::io); sources in
+// src/io/). The library uses nlohmann::json and exceptions internally only: every function
+// reports failure as an sf::status or an sf::io::result<T> carrying a readable message,
+// never by throwing.
 //
 //   sf::params<C> p;                                       // C: a compiled sf::config
 //   if (sf::status s = sf::io::load_params<C>("m.safetensors", p); !s) std::puts(s.message());

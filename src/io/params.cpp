@@ -1,0 +1,61 @@
+// src/io/params.cpp — parameters as docs/model.md checkpoints (staticformer/io/params.hpp):
+// the checks and copies over type-erased slots.
+#include "staticformer/io/params.hpp"
+
+#include <set>
+
+namespace sf::io {
+
+namespace detail {
+sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots,
+                      const load_options& options) {
+  if (sf::status s = check_config(f, c); !s) return s;
+  std::string first;
+  std::size_t problems = 0;
+  auto problem = [&](std::string m) {
+    if (!problems++) first = std::move(m);
+  };
+  std::set<std::string_view> expected;
+  for (const slot& sl : slots) {
+    expected.insert(sl.name);
+    const tensor_info* info = f.find(sl.name);
+    if (!info) {
+      problem(cat({"missing tensor '", sl.name, "'"}));
+    } else if (!(info->type == sl.type || (sl.type == dtype::F64 && info->type == dtype::F32))) {
+      problem(cat({"tensor '", sl.name, "': expected dtype ", to_string(sl.type), ", found ", to_string(info->type)}));
+    } else if (info->shape != sl.shape) {
+      problem(cat({"tensor '", sl.name, "': expected shape ", to_string(sl.shape), ", found ",
+                   to_string(info->shape)}));
+    }
+  }
+  for (const tensor_info& t : f.tensors())
+    if (!expected.count(t.name)) problem(cat({"unexpected tensor '", t.name, "'"}));
+  if (problems > 1) return fail({first, " (and ", num(problems - 1), " more)"});
+  if (problems) return error(first);
+  if (!options.allow_non_finite)
+    for (const slot& sl : slots)
+      if (std::string bad = find_value(f, *f.find(sl.name), not_finite); !bad.empty())
+        return fail({"tensor '", sl.name, "': ", bad, " (weights must be finite)"});
+  for (const slot& sl : slots) {
+    const tensor_info& info = *f.find(sl.name);
+    // The slots point into the caller's non-const parameters (see load_params).
+    if (sl.type == dtype::F32) convert(info.type, f.data(info), static_cast<float*>(const_cast<void*>(sl.data)), sl.size);
+    else convert(info.type, f.data(info), static_cast<double*>(const_cast<void*>(sl.data)), sl.size);
+  }
+  return sf::status::ok();
+}
+
+sf::status save_slots(const std::string& path, const sf::config& c, const std::vector<slot>& slots,
+                      const metadata_map& extra) {
+  writer w;
+  w.set_metadata(config_metadata(c));
+  for (const auto& [k, v] : extra) {
+    if (is_config_key(k)) return fail({"extra metadata '", k, "' would redefine the configuration"});
+    w.set_metadata(k, v);
+  }
+  w.add_slots(slots);
+  return w.write(path);
+}
+}  // namespace detail
+
+}  // namespace sf::io
