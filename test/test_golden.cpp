@@ -94,6 +94,7 @@ TEST_P(Golden, RunnerAgreesWithPyTorch) {
 
   double worst_grad = 0, worst_update = 0;
   std::string worst_name, zero_tensors;
+  int ill_conditioned = 0;  // elements whose update is float32 noise (below)
   int params = 0;
   for (const auto& t : before->tensors()) {
     ++params;
@@ -113,10 +114,24 @@ TEST_P(Golden, RunnerAgreesWithPyTorch) {
     EXPECT_LE(e, 1e-4) << "grad." << t.name;
     if (e > worst_grad) worst_grad = e, worst_name = t.name;
 
-    // update = after − before, compared as a whole tensor
+    // update = after − before, compared as a whole tensor. AdamW moves each element by about lr
+    // times the sign of its gradient, however small the gradient is, so an element whose reference
+    // gradient is within float32 rounding of zero (below 1e-4 of the tensor's RMS gradient; the
+    // float32 gradient's rounding is about 1e-6 of it) has no well-defined update: its sign is
+    // float32 noise. A fresh random model meets one now and then (seen: |g| = 4e-7 RMS, float64
+    // -1.2e-8 against float32 -2.3e-9, an update of -1.04 lr against -1.40 lr). Such elements are
+    // held to AdamW's bound |update| <= lr × steps instead and left out of the tensor's comparison.
     const auto p0 = read(*before, t.name), p_ours = read(*ours, t.name), p_ref = read(*expected, "after." + t.name);
+    const double rms = std::sqrt(ref2 / static_cast<double>(g_ref.size()));
     std::vector<double> du(p0.size()), dr(p0.size());
-    for (std::size_t i = 0; i < p0.size(); ++i) du[i] = p_ours[i] - p0[i], dr[i] = p_ref[i] - p0[i];
+    for (std::size_t i = 0; i < p0.size(); ++i) {
+      du[i] = p_ours[i] - p0[i], dr[i] = p_ref[i] - p0[i];
+      if (std::fabs(g_ref[i]) < 1e-4 * rms) {
+        EXPECT_LE(std::fabs(du[i]), lr * steps * (1 + 1e-6)) << t.name << "[" << i << "]";
+        du[i] = dr[i] = 0;
+        if (g_ref[i] != 0) ++ill_conditioned;  // (an exact zero moves neither: no need to count it)
+      }
+    }
     const double ue = rel_l2(du, dr);
     EXPECT_LE(ue, 1e-2) << "update of " << t.name << " after " << steps << " AdamW steps";
     worst_update = std::max(worst_update, ue);
@@ -128,10 +143,10 @@ TEST_P(Golden, RunnerAgreesWithPyTorch) {
   for (int i = 0; i < steps; ++i) EXPECT_LE(std::fabs(losses[i] - ref_losses[i]), 1e-4 * std::fabs(ref_losses[i])) << i;
   double worst_loss = 0;
   for (int i = 0; i < steps; ++i) worst_loss = std::max(worst_loss, std::fabs(losses[i] - ref_losses[i]) / std::fabs(ref_losses[i]));
-  std::printf("%s/%s: logits rel L2 %.2e, worst gradient rel L2 %.2e (%s), AdamW losses %.2e, worst update %.2e; "
-              "zero in exact arithmetic:%s\n",
+  std::printf("%s/%s: logits rel L2 %.2e, worst gradient rel L2 %.2e (%s), AdamW losses %.2e, worst update %.2e "
+              "(%d elements with a nonzero gradient below 1e-4 RMS held to the bound); zero in exact arithmetic:%s\n",
               config.c_str(), padding.c_str(), logits_err, worst_grad, worst_name.c_str(), worst_loss, worst_update,
-              zero_tensors.empty() ? " none" : zero_tensors.c_str());
+              ill_conditioned, zero_tensors.empty() ? " none" : zero_tensors.c_str());
   fs::remove(out);
 }
 
