@@ -58,18 +58,23 @@ struct config {
 };
 
 // The names of an enumeration's values, in the order of the values (0, 1, ...): to_string
-// and parse below are built on them, and checkpoints store them (docs/model.md's metadata).
+// and parse below are built on them, and checkpoints store them (docs/model.md's metadata);
+// `type` is the enumeration's qualified name, for code that writes a config as C++.
 template <class E> struct enum_names;
 template <> struct enum_names<norm_kind> {
+  static constexpr const char* type = "sf::norm_kind";  // (a generated C++ literal names it)
   static constexpr const char* value[] = {"layernorm", "rmsnorm"};
 };
 template <> struct enum_names<position_kind> {
+  static constexpr const char* type = "sf::position_kind";  // (a generated C++ literal names it)
   static constexpr const char* value[] = {"learned", "sinusoidal", "rope"};
 };
 template <> struct enum_names<activation_kind> {
+  static constexpr const char* type = "sf::activation_kind";  // (a generated C++ literal names it)
   static constexpr const char* value[] = {"relu", "gelu", "gelu_tanh"};
 };
 template <> struct enum_names<precision_kind> {
+  static constexpr const char* type = "sf::precision_kind";  // (a generated C++ literal names it)
   static constexpr const char* value[] = {"f32", "bf16"};
 };
 

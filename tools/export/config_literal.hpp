@@ -7,21 +7,41 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "staticformer/config.hpp"
+#include "staticformer/config_fields.hpp"
 
 namespace sf_export {
 
-// "{.V = 65, .T = 64, ..., .norm_eps = 0x1.4f8b588e368f1p-17}" (B = 1)
+// "{.V = 65, .T = 64, ..., .norm_eps = 0x1.4f8b588e368f1p-17, .precision = sf::precision_kind::f32}":
+// every field of sf::config in declaration order (sf::for_each_field: nothing here lists them),
+// with B = 1 and float32 products (the architecture: what a checkpoint stores).
 inline std::string config_literal(const sf::config& c) {
-  char eps[48];
-  std::snprintf(eps, sizeof eps, "%a", c.norm_eps);
+  sf::config arch = c;
+  arch.B = 1;
+  arch.precision = sf::precision_kind::f32;
   std::ostringstream o;
-  o << "{.V = " << c.V << ", .T = " << c.T << ", .D = " << c.D << ", .H = " << c.H << ", .L = " << c.L
-    << ", .F = " << c.F << ", .B = 1,\n    .norm = sf::norm_kind::" << sf::to_string(c.norm)
-    << ", .position = sf::position_kind::" << sf::to_string(c.position)
-    << ", .activation = sf::activation_kind::" << sf::to_string(c.activation) << ",\n    .tied = "
-    << (c.tied ? "true" : "false") << ", .bias = " << (c.bias ? "true" : "false") << ", .norm_eps = " << eps << "}";
+  const char* sep = "{";
+  sf::for_each_field(
+      [&](const char* name, const auto& v) {
+        using X = std::remove_cvref_t<decltype(v)>;
+        o << sep << '.' << name << " = ";
+        sep = ", ";
+        if constexpr (std::is_enum_v<X>) {
+          o << sf::enum_names<X>::type << "::" << sf::detail::enum_name(v);
+        } else if constexpr (std::is_same_v<X, bool>) {
+          o << (v ? "true" : "false");
+        } else if constexpr (std::is_same_v<X, double>) {
+          char buf[48];
+          std::snprintf(buf, sizeof buf, "%a", v);
+          o << buf;
+        } else {
+          o << v;
+        }
+      },
+      arch);
+  o << '}';
   return o.str();
 }
 
