@@ -106,7 +106,9 @@ class char_tokenizer {  // an sf::tokenizer
   // Token id of a byte, or -1 when the byte is not in the vocabulary.
   constexpr std::int32_t id(unsigned char byte) const { return to_id_[byte]; }
   // Byte of a token id (0 <= id < size()).
-  constexpr unsigned char byte(std::int32_t id) const { return to_byte_[static_cast<std::size_t>(id)]; }
+  constexpr unsigned char byte(std::int32_t id) const {
+    return static_cast<unsigned char>(chars_[static_cast<std::size_t>(id)]);
+  }
 
   // ids = encode(text); fails, naming the offset, on a byte outside the vocabulary.
   status encode(std::string_view text, std::vector<std::int32_t>& ids) const {
@@ -149,7 +151,7 @@ class char_tokenizer {  // an sf::tokenizer
   std::string decode(std::span<const std::int32_t> ids) const {
     std::string s(ids.size(), '?');
     for (std::size_t i = 0; i < ids.size(); ++i)
-      if (ids[i] >= 0 && static_cast<std::size_t>(ids[i]) < size_) s[i] = static_cast<char>(to_byte_[ids[i]]);
+      if (ids[i] >= 0 && static_cast<std::size_t>(ids[i]) < size_) s[i] = chars_[static_cast<std::size_t>(ids[i])];
     return s;
   }
   std::string decode(std::int32_t id) const { return decode(std::span<const std::int32_t>(&id, 1)); }
@@ -159,7 +161,7 @@ class char_tokenizer {  // an sf::tokenizer
     std::string s = "[";
     for (std::size_t i = 0; i < size_; ++i) {
       if (i) s += ',';
-      s += std::to_string(static_cast<int>(to_byte_[i]));
+      s += std::to_string(static_cast<int>(static_cast<unsigned char>(chars_[i])));
     }
     s += ']';
     return s;
@@ -209,20 +211,18 @@ class char_tokenizer {  // an sf::tokenizer
   friend constexpr bool operator==(const char_tokenizer& a, const char_tokenizer& b) {
     if (a.size_ != b.size_) return false;
     for (std::size_t i = 0; i < a.size_; ++i)
-      if (a.to_byte_[i] != b.to_byte_[i]) return false;
+      if (a.chars_[i] != b.chars_[i]) return false;
     return true;
   }
 
  private:
   constexpr void add(unsigned char b) {
     to_id_[b] = static_cast<std::int32_t>(size_);
-    chars_[size_] = static_cast<char>(b);
-    to_byte_[size_++] = b;
+    chars_[size_++] = static_cast<char>(b);
   }
 
   std::array<std::int32_t, 256> to_id_{};
-  std::array<unsigned char, 256> to_byte_{};
-  std::array<char, 256> chars_{};  // to_byte_ as chars: the pieces
+  std::array<char, 256> chars_{};  // the byte of each id, as char: piece() views it in place
   std::size_t size_ = 0;
 };
 
