@@ -38,7 +38,10 @@ int fail(const job<Tok>& j, const std::string& what, const char* message) {
 template <sf::tokenizer Tok>
 char print_piece(const Tok& tok, std::int32_t id) {
   const std::string_view p = tok.piece(id);
-  if (p.empty()) return static_cast<char>(std::fputc('?', stdout));
+  if (p.empty()) {
+    std::fputc('?', stdout);
+    return '?';
+  }
   std::fwrite(p.data(), 1, p.size(), stdout);
   return p.back();
 }
