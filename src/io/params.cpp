@@ -10,28 +10,23 @@ namespace detail {
 sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots,
                       const load_options& options) {
   if (sf::status s = check_config(f, c); !s) return s;
-  std::string first;
-  std::size_t problems = 0;
-  auto problem = [&](std::string m) {
-    if (!problems++) first = std::move(m);
-  };
+  problems found;
   std::set<std::string_view> expected;
   for (const slot& sl : slots) {
     expected.insert(sl.name);
     const tensor_info* info = f.find(sl.name);
     if (!info) {
-      problem(cat({"missing tensor '", sl.name, "'"}));
+      found.add(cat({"missing tensor '", sl.name, "'"}));
     } else if (!(info->type == sl.type || (sl.type == dtype::F64 && info->type == dtype::F32))) {
-      problem(cat({"tensor '", sl.name, "': expected dtype ", to_string(sl.type), ", found ", to_string(info->type)}));
+      found.add(cat({"tensor '", sl.name, "': expected dtype ", to_string(sl.type), ", found ", to_string(info->type)}));
     } else if (info->shape != sl.shape) {
-      problem(cat({"tensor '", sl.name, "': expected shape ", to_string(sl.shape), ", found ",
-                   to_string(info->shape)}));
+      found.add(cat({"tensor '", sl.name, "': expected shape ", to_string(sl.shape), ", found ",
+                     to_string(info->shape)}));
     }
   }
   for (const tensor_info& t : f.tensors())
-    if (!expected.count(t.name)) problem(cat({"unexpected tensor '", t.name, "'"}));
-  if (problems > 1) return fail({first, " (and ", num(problems - 1), " more)"});
-  if (problems) return error(first);
+    if (!expected.count(t.name)) found.add(cat({"unexpected tensor '", t.name, "'"}));
+  if (sf::status s = found.status(); !s) return s;
   if (!options.allow_non_finite)
     for (const slot& sl : slots)
       if (std::string bad = find_value(f, *f.find(sl.name), not_finite); !bad.empty())

@@ -32,20 +32,16 @@ sf::status check_quantized(const file& f, const sf::config& c, const std::vector
   if (const std::string* g = f.metadata("group_size"); !g || *g != "32")
     return fail({f.origin(), ": metadata 'group_size' must be \"32\""});
   if (sf::status s = check_config(f, c); !s) return s;
-  std::string first;
-  std::size_t problems = 0;
-  auto problem = [&](std::string m) {
-    if (!problems++) first = std::move(m);
-  };
+  problems found;
   std::set<std::string> expected;
   auto expect = [&](const std::string& name, dtype type, const shape_t& shape) -> const tensor_info* {
     expected.insert(name);
     const tensor_info* t = f.find(name);
-    if (!t) problem(cat({"missing tensor '", name, "'"}));
+    if (!t) found.add(cat({"missing tensor '", name, "'"}));
     else if (t->type != type)
-      problem(cat({"tensor '", name, "': expected dtype ", to_string(type), ", found ", to_string(t->type)}));
+      found.add(cat({"tensor '", name, "': expected dtype ", to_string(type), ", found ", to_string(t->type)}));
     else if (t->shape != shape)
-      problem(cat({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(t->shape)}));
+      found.add(cat({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(t->shape)}));
     else return t;
     return nullptr;
   };
@@ -59,7 +55,7 @@ sf::status check_quantized(const file& f, const sf::config& c, const std::vector
         const auto bytes = f.data(*tq);
         for (std::size_t i = 0; i < bytes.size(); ++i)
           if (static_cast<std::int8_t>(bytes[i]) == -128) {
-            problem(cat({"tensor '", name, ".q8': the value -128 is outside the symmetric range [-127, 127]"}));
+            found.add(cat({"tensor '", name, ".q8': the value -128 is outside the symmetric range [-127, 127]"}));
             break;
           }
       }
@@ -70,7 +66,7 @@ sf::status check_quantized(const file& f, const sf::config& c, const std::vector
           std::memcpy(&s, bytes.data() + i * sizeof(float), sizeof(float));
           // finite, and 127 × scale too: every weight it stands for is a finite float
           if (!(s >= 0.0f) || !std::isfinite(s * 127.0f)) {
-            problem(cat({"tensor '", name, ".scale': a scale is negative or not finite, or 127 times it is not"}));
+            found.add(cat({"tensor '", name, ".scale': a scale is negative or not finite, or 127 times it is not"}));
             break;
           }
         }
@@ -78,14 +74,12 @@ sf::status check_quantized(const file& f, const sf::config& c, const std::vector
     } else {  // float vectors (norms, biases, positions): finite, as in a float checkpoint
       if (const tensor_info* t = expect(name, dtype::F32, sl.shape))
         if (std::string bad = find_value(f, *t, not_finite); !bad.empty())
-          problem(cat({"tensor '", name, "': ", bad, " (weights must be finite)"}));
+          found.add(cat({"tensor '", name, "': ", bad, " (weights must be finite)"}));
     }
   }
   for (const tensor_info& t : f.tensors())
-    if (!expected.count(t.name)) problem(cat({"unexpected tensor '", t.name, "'"}));
-  if (problems > 1) return fail({first, " (and ", num(problems - 1), " more)"});
-  if (problems) return error(first);
-  return sf::status::ok();
+    if (!expected.count(t.name)) found.add(cat({"unexpected tensor '", t.name, "'"}));
+  return found.status();
 }
 }  // namespace detail
 

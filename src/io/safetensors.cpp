@@ -45,6 +45,11 @@ std::string cat(std::initializer_list<std::string_view> parts) {
   return s;
 }
 sf::status fail(std::initializer_list<std::string_view> parts) { return sf::status::error(cat(parts).c_str()); }
+sf::status problems::status() const {
+  if (count_ > 1) return fail({first_, " (and ", num(count_ - 1), " more)"});
+  if (count_) return error(first_);
+  return sf::status::ok();
+}
 std::string quoted(std::string_view s) {
   std::string q;  // (appending, not "'" + std::string: g++ 12 warns falsely on that, -Wrestrict)
   q.reserve(s.size() + 2);

@@ -123,6 +123,20 @@ std::string cat(std::initializer_list<std::string_view> parts);
 sf::status fail(std::initializer_list<std::string_view> parts);
 std::string quoted(std::string_view s);  // 'text'
 
+// The problems of a file, for checks that go on past the first so that its message can say how
+// many more there are: status() is ok without any, else "the first (and 3 more)".
+class problems {
+ public:
+  void add(std::string message) {
+    if (!count_++) first_ = std::move(message);
+  }
+  sf::status status() const;
+
+ private:
+  std::string first_;
+  std::size_t count_ = 0;
+};
+
 // Every __metadata__ value is a string: numbers are written and read back with these.
 std::string format_double(double v);                       // shortest round-trip form: 1e-05
 bool parse_size(const std::string& s, std::size_t& out);    // decimal digits only, at most 19
