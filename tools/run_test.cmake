@@ -49,20 +49,13 @@ endfunction()
 # Runs a command line that must fail: exit status `status`, nothing on stdout, and on stderr exactly
 # one line, "staticformer run: ..." matching `regex`.
 function(gen_error status regex)
-  gen(g ${ARGN})
-  if(NOT g_rc EQUAL status)
-    message(FATAL_ERROR "staticformer run ${ARGN}: exit status ${g_rc}, expected ${status}\n${g_out}${g_err}")
+  sf_error(${status} "${regex}" run ${ARGN})
+  if(NOT sf_out STREQUAL "")
+    message(FATAL_ERROR "staticformer run ${ARGN}: wrote on stdout:\n${sf_out}")
   endif()
-  if(NOT g_out STREQUAL "")
-    message(FATAL_ERROR "staticformer run ${ARGN}: wrote on stdout:\n${g_out}")
+  if(NOT sf_err MATCHES "^staticformer run: [^\n]*\n$")
+    message(FATAL_ERROR "staticformer run ${ARGN}: stderr is not one line:\n${sf_err}")
   endif()
-  if(NOT g_err MATCHES "^staticformer run: [^\n]*\n$")
-    message(FATAL_ERROR "staticformer run ${ARGN}: stderr is not one line:\n${g_err}")
-  endif()
-  if(NOT g_err MATCHES "${regex}")
-    message(FATAL_ERROR "staticformer run ${ARGN}: the message does not match '${regex}':\n${g_err}")
-  endif()
-  message(STATUS "refused as expected: ${ARGN}\n  ${g_err}")
 endfunction()
 
 function(expect_equal a b what)
@@ -71,6 +64,7 @@ function(expect_equal a b what)
   endif()
 endfunction()
 
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf_error
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/edit_safetensors_header.cmake")  # sf_edit_header
 
 # ------------------------------------------------------------------ a checkpoint
