@@ -93,8 +93,13 @@ const char* const usage_text =
 sf::io::result<sf::config> read_config_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return sf::status::error(("cannot open '" + path + "': " + std::strerror(errno)).c_str());
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > (1u << 20)) return sf::status::error(("'" + path + "': larger than 1 MiB").c_str());
+  // At most 1 MiB and one byte more, to tell a larger file: reading a whole stream first would
+  // never end for --config /dev/zero (or fill the memory for a huge file).
+  constexpr std::size_t limit = std::size_t{1} << 20;
+  std::string text(limit + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > limit) return sf::status::error(("'" + path + "': larger than 1 MiB").c_str());
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     return sf::status::error(("'" + path + "': not a JSON object (expected {\"vocab\": 65, \"context\": 64, ...})").c_str());
