@@ -98,6 +98,11 @@ endif()
 # ---- a precompiled shape: nano, from a --config file; nothing is compiled
 sf_ok(NO --help)
 expect_match("--help" "${sf_out}" "usage: staticformer COMMAND")
+sf_ok(NO train --help)  # that command's entry only
+expect_match("train --help" "${sf_out}" "usage: staticformer COMMAND \\[arguments\\]\n  train --config FILE.json")
+if(sf_out MATCHES "\n  run MODEL")
+  message(FATAL_ERROR "train --help: shows the other commands' entries:\n${sf_out}")
+endif()
 sf_ok(NO train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 30 --out "${WORK}/nano.safetensors")
 expect_match("train" "${sf_out}" "final: steps 30, train loss ${num}, val loss ${num}")
 sf_ok(NO info "${WORK}/nano.safetensors")

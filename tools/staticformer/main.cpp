@@ -63,28 +63,45 @@ int fail_in(const std::string& command, const std::string& message, int status =
   return status;
 }
 
-const char* const usage_text =
-    "usage: staticformer COMMAND [arguments]\n"
-    "  train --config FILE.json --data TEXT --steps N --out MODEL.safetensors\n"
-    "        [--batch B] [--precision f32|bf16] [--lr X] [--seed K] [--threads N] [--eval-every N]\n"
-    "        trains a model of the architecture in FILE.json (the checkpoint's metadata keys: vocab,\n"
-    "        context, d_model, n_heads, n_layers, d_ff, norm, position, activation, tied, bias,\n"
-    "        norm_eps) on a text with a character tokenizer; the tokenizer goes into the checkpoint\n"
-    "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
-    "        [-m generate] [--int8] [-q]\n"
-    "        generates text; the flags are llama2.c's run.c's, with its defaults (-t 1.0 -p 0.9,\n"
-    "        -s the time, -n 256 positions including the prompt's; 0 = the context length)\n"
-    "  export MODEL -o HEADER [--int8] [--namespace NAME]   the model as a C++ header, for firmware\n"
-    "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"
-    "  info MODEL | --config FILE.json                      the architecture, and its executables\n"
-    "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
-    "        the time of a training step\n"
-    "  header MODEL | --config FILE.json -o FILE [--kind run|train] [--batch B] [--precision P]\n"
-    "        writes the architecture as the C++ header the executables are compiled with\n"
-    "        (SF_ENGINE_ARCH, SF_ENGINE_BATCH, SF_ENGINE_PRECISION; CMake's staticformer_add_model)\n"
-    "An architecture that has no executable yet gets one compiled on first use (tens of seconds,\n"
-    "once): the compiler is $STATICFORMER_CXX or the one staticformer was built with, the cache\n"
-    "$STATICFORMER_CACHE, $XDG_CACHE_HOME/staticformer or ~/.cache/staticformer.\n";
+// What `staticformer COMMAND --help` prints of the usage text: the command's entry.
+struct usage_entry {
+  std::string_view command;
+  const char* text;
+};
+constexpr usage_entry usage_entries[] = {
+    {"train",
+     "  train --config FILE.json --data TEXT --steps N --out MODEL.safetensors\n"
+     "        [--batch B] [--precision f32|bf16] [--lr X] [--seed K] [--threads N] [--eval-every N]\n"
+     "        trains a model of the architecture in FILE.json (the checkpoint's metadata keys: vocab,\n"
+     "        context, d_model, n_heads, n_layers, d_ff, norm, position, activation, tied, bias,\n"
+     "        norm_eps) on a text with a character tokenizer; the tokenizer goes into the checkpoint\n"},
+    {"run",
+     "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
+     "        [-m generate] [--int8] [-q]\n"
+     "        generates text; the flags are llama2.c's run.c's, with its defaults (-t 1.0 -p 0.9,\n"
+     "        -s the time, -n 256 positions including the prompt's; 0 = the context length)\n"},
+    {"export", "  export MODEL -o HEADER [--int8] [--namespace NAME]   the model as a C++ header, for firmware\n"},
+    {"convert", "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"},
+    {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
+    {"bench",
+     "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
+     "        the time of a training step\n"},
+    {"header",
+     "  header MODEL | --config FILE.json -o FILE [--kind run|train] [--batch B] [--precision P]\n"
+     "        writes the architecture as the C++ header the executables are compiled with\n"
+     "        (SF_ENGINE_ARCH, SF_ENGINE_BATCH, SF_ENGINE_PRECISION; CMake's staticformer_add_model)\n"},
+};
+
+// The usage text: every command's entry, or only `command`'s.
+std::string usage(std::string_view command = {}) {
+  std::string text = "usage: staticformer COMMAND [arguments]\n";
+  for (const usage_entry& e : usage_entries)
+    if (command.empty() || e.command == command) text += e.text;
+  return text +
+         "An architecture that has no executable yet gets one compiled on first use (tens of seconds,\n"
+         "once): the compiler is $STATICFORMER_CXX or the one staticformer was built with, the cache\n"
+         "$STATICFORMER_CACHE, $XDG_CACHE_HOME/staticformer or ~/.cache/staticformer.\n";
+}
 
 // ---------------------------------------------------------------- the architecture
 
@@ -334,16 +351,16 @@ bool takes_value(const std::string& command, const std::string& a) {
   return a.size() > 2 && a[0] == '-' && a[1] == '-' && a != "--int8";
 }
 
+// `staticformer --help` (command ""), or `staticformer COMMAND --help`.
 int help(const std::string& command) {
-  std::printf("%s", usage_text);
-  (void)command;
+  std::printf("%s", usage(command).c_str());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return std::fprintf(stderr, "%s", usage_text), 2;
+  if (argc < 2) return std::fprintf(stderr, "%s", usage().c_str()), 2;
   const std::string command = argv[1];
   if (command == "-h" || command == "--help" || command == "help") return help("");
   const bool known_command = command == "train" || command == "run" || command == "export" || command == "convert" ||
