@@ -25,20 +25,18 @@
 
 namespace {
 
-constexpr sf::config gpt2_style(sf::config c) {
-  c.B = 1;
+constexpr sf::arch gpt2_style(sf::arch c) {
   c.norm = sf::norm_kind::layernorm, c.position = sf::position_kind::learned;
   c.activation = sf::activation_kind::gelu_tanh, c.tied = true, c.bias = true;
   return c;
 }
-constexpr sf::config llama_style(sf::config c) {
-  c.B = 1;
+constexpr sf::arch llama_style(sf::arch c) {
   c.norm = sf::norm_kind::rmsnorm, c.position = sf::position_kind::rope;
   c.activation = sf::activation_kind::relu, c.tied = false, c.bias = false;
   return c;
 }
-constexpr sf::config nano_shape{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 1};
-constexpr sf::config dim128_shape{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512, .B = 1};
+constexpr sf::arch nano_shape{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256};
+constexpr sf::arch dim128_shape{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512};
 
 // FLOPs of generating T positions.
 constexpr double flops_per_context(const sf::config& c) {

@@ -56,7 +56,7 @@ static_assert(f() == 6.0f);
 
 #include <staticformer/io/safetensors.hpp>
 #include <cstdio>
-inline constexpr sf::config tiny{.V = 5, .T = 4, .D = 8, .H = 2, .L = 1, .F = 16, .B = 1};
+inline constexpr sf::arch tiny{.V = 5, .T = 4, .D = 8, .H = 2, .L = 1, .F = 16};
 static sf::params<tiny> p, q;
 int main() {
   if (f() != 6.0f) return 1;

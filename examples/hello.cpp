@@ -10,7 +10,7 @@
 #include "staticformer/staticformer.hpp"
 
 // Every shape of the model is a compile-time constant of this one value.
-inline constexpr sf::config tiny{.V = 16, .T = 4, .D = 8, .H = 2, .L = 1, .F = 12, .B = 2};
+inline constexpr sf::config tiny{{.V = 16, .T = 4, .D = 8, .H = 2, .L = 1, .F = 12}, {.B = 2}};
 static_assert(sf::check_config<tiny>());
 using ax = sf::axes<tiny>;
 

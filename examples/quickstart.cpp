@@ -3,12 +3,13 @@
 
 #include "staticformer/staticformer.hpp"
 
-inline constexpr sf::config cfg{.V = 16, .T = 8, .D = 32, .H = 4, .L = 2, .F = 64, .B = 8};
-static sf::params<cfg> p, g;            // weights and gradients: one reflected struct type
-static sf::activations<cfg> acts;       // what backward needs; sizeof is a compile-time constant
-static sf::adamw<sf::params<cfg>> opt;  // AdamW moments m, v: the same struct type again
-static sf::tokens_t<cfg> x;             // (B,T) token ids
-static sf::targets_t<cfg> y;            // (B,T) next tokens (-1 = ignore)
+inline constexpr sf::arch model{.V = 16, .T = 8, .D = 32, .H = 4, .L = 2, .F = 64};  // what a checkpoint stores
+inline constexpr sf::config cfg{model, {.B = 8}};  // trained 8 sequences at a time (a run setting)
+static sf::params<model> p, g;            // weights and gradients: one reflected struct type
+static sf::activations<cfg> acts;         // what backward needs; sizeof is a compile-time constant
+static sf::adamw<sf::params<model>> opt;  // AdamW moments m, v: the same struct type again
+static sf::tokens_t<cfg> x;               // (B,T) token ids
+static sf::targets_t<cfg> y;              // (B,T) next tokens (-1 = ignore)
 
 int main() {
   sf::init_params(p, /*seed=*/1);

@@ -13,9 +13,8 @@
 #include "staticformer/optim.hpp"
 
 namespace {
-constexpr sf::config C{.V = 9, .T = 8, .D = 16, .H = 2, .L = 2, .F = 32, .B = 1,
-                       .norm = sf::norm_kind::layernorm, .position = sf::position_kind::learned,
-                       .activation = sf::activation_kind::relu, .tied = true, .bias = true};
+constexpr sf::config C{{.V = 9, .T = 8, .D = 16, .H = 2, .L = 2, .F = 32, .norm = sf::norm_kind::layernorm, .position = sf::position_kind::learned,
+                       .activation = sf::activation_kind::relu, .tied = true, .bias = true}, {.B = 1}};
 constexpr char alphabet[] = "abcdefgh ";  // token i is alphabet[i]
 constexpr int period = 9;                 // "abcdefgh " repeats
 

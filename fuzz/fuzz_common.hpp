@@ -28,16 +28,13 @@ namespace sf_fuzz {
 // Tiny configurations with the reference configurations' features (a valid model file of one of
 // them is a few kilobytes, so the fuzzer reaches the end of loading: every tensor present,
 // the finiteness scan, the copy). tiny_vaswani's norm_eps is not the default (the number codec).
-inline constexpr sf::config tiny_gpt2{.V = 7, .T = 3, .D = 4, .H = 2, .L = 1, .F = 6, .B = 2,
-                                      .norm = sf::norm_kind::layernorm, .position = sf::position_kind::learned,
-                                      .activation = sf::activation_kind::gelu_tanh, .tied = true, .bias = true};
-inline constexpr sf::config tiny_llama{.V = 9, .T = 4, .D = 4, .H = 2, .L = 2, .F = 4, .B = 1,
-                                       .norm = sf::norm_kind::rmsnorm, .position = sf::position_kind::rope,
-                                       .activation = sf::activation_kind::relu, .tied = false, .bias = false};
-inline constexpr sf::config tiny_vaswani{.V = 6, .T = 2, .D = 6, .H = 3, .L = 1, .F = 5, .B = 3,
-                                         .norm = sf::norm_kind::layernorm, .position = sf::position_kind::sinusoidal,
+inline constexpr sf::config tiny_gpt2{{.V = 7, .T = 3, .D = 4, .H = 2, .L = 1, .F = 6, .norm = sf::norm_kind::layernorm, .position = sf::position_kind::learned,
+                                      .activation = sf::activation_kind::gelu_tanh, .tied = true, .bias = true}, {.B = 2}};
+inline constexpr sf::config tiny_llama{{.V = 9, .T = 4, .D = 4, .H = 2, .L = 2, .F = 4, .norm = sf::norm_kind::rmsnorm, .position = sf::position_kind::rope,
+                                       .activation = sf::activation_kind::relu, .tied = false, .bias = false}, {.B = 1}};
+inline constexpr sf::config tiny_vaswani{{.V = 6, .T = 2, .D = 6, .H = 3, .L = 1, .F = 5, .norm = sf::norm_kind::layernorm, .position = sf::position_kind::sinusoidal,
                                          .activation = sf::activation_kind::gelu, .tied = false, .bias = true,
-                                         .norm_eps = 1e-6};
+                                         .norm_eps = 1e-6}, {.B = 3}};
 
 // The dataset of the checkpoint harness (and of its seeds): 40 token ids, 10 of them validation.
 inline constexpr std::size_t dataset_tokens = 40;

@@ -11,7 +11,7 @@
 #include "staticformer/data.hpp"
 
 namespace {
-constexpr sf::config cfg{.V = 1000, .T = 8, .D = 4, .H = 1, .L = 1, .F = 4, .B = 4};
+constexpr sf::config cfg{{.V = 1000, .T = 8, .D = 4, .H = 1, .L = 1, .F = 4}, {.B = 4}};
 using tokens = sf::tokens_t<cfg>;
 using targets = sf::targets_t<cfg>;
 

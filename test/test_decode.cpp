@@ -35,7 +35,7 @@ constexpr sf::config one_stream() {
 // The reference: logits of every position of one sequence of T tokens, by sf::infer (B = 1).
 template <sf::config C>
 std::vector<float> full_logits(const sf::params<C>& p, const std::vector<std::int32_t>& tokens) {
-  constexpr sf::config C1 = one_stream<C>();
+  static constexpr sf::config C1 = one_stream<C>();
   static sf::inference_state<C1> s;
   static sf::tokens_t<C1> tok;
   for (std::size_t t = 0; t < C.T; ++t) tok[t] = t < tokens.size() ? tokens[t] : 0;

@@ -102,8 +102,7 @@ TEST(GradCheck, AttentionLeftPadding) { attention_check<att_plain>(pad_mode::lef
 TEST(GradCheck, AttentionRightPadding) { attention_check<att_plain>(pad_mode::right); }
 TEST(GradCheck, AttentionFullyMaskedRow) { attention_check<att_plain>(pad_mode::full_row); }
 // T = 37 spans three causal blocks (16 + 16 + 5 rows): the block-triangular products are checked too.
-constexpr sf::config att_long{.V = 11, .T = 37, .D = 8, .H = 2, .L = 1, .F = 12, .B = 1,
-                              .norm = N::layernorm, .position = P::rope, .activation = A::gelu, .tied = true, .bias = true};
+constexpr sf::config att_long{{.V = 11, .T = 37, .D = 8, .H = 2, .L = 1, .F = 12, .norm = N::layernorm, .position = P::rope, .activation = A::gelu, .tied = true, .bias = true}, {.B = 1}};
 TEST(GradCheck, AttentionCausalBlocks) { attention_check<att_long>(pad_mode::none); }
 TEST(GradCheck, AttentionCausalBlocksPadding) { attention_check<att_long>(pad_mode::left); }
 TEST(GradCheck, AttentionRope) { attention_check<att_rope>(pad_mode::none); }

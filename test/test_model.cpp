@@ -11,6 +11,7 @@
 #include <new>
 
 #include "model/no_heap.hpp"
+#include "staticformer/layers/position.hpp"
 #include "staticformer/model.hpp"
 
 // ---------------------------------------------------------------- allocation counter
@@ -35,12 +36,10 @@ void* operator new[](std::size_t n) {
 namespace {
 
 // ---------------------------------------------------------------- a whole model inside the compiler
-inline constexpr sf::config tiny{.V = 7, .T = 4, .D = 8, .H = 2, .L = 1, .F = 8, .B = 1,
-                                 .norm = sf::norm_kind::layernorm, .position = sf::position_kind::learned,
-                                 .activation = sf::activation_kind::gelu_tanh, .tied = true, .bias = true};
-inline constexpr sf::config tiny_rope{.V = 7, .T = 4, .D = 8, .H = 2, .L = 1, .F = 8, .B = 1,
-                                      .norm = sf::norm_kind::rmsnorm, .position = sf::position_kind::rope,
-                                      .activation = sf::activation_kind::gelu, .tied = false, .bias = false};
+inline constexpr sf::config tiny{{.V = 7, .T = 4, .D = 8, .H = 2, .L = 1, .F = 8, .norm = sf::norm_kind::layernorm, .position = sf::position_kind::learned,
+                                 .activation = sf::activation_kind::gelu_tanh, .tied = true, .bias = true}, {.B = 1}};
+inline constexpr sf::config tiny_rope{{.V = 7, .T = 4, .D = 8, .H = 2, .L = 1, .F = 8, .norm = sf::norm_kind::rmsnorm, .position = sf::position_kind::rope,
+                                      .activation = sf::activation_kind::gelu, .tied = false, .bias = false}, {.B = 1}};
 
 template <sf::config C>
 struct tiny_result {
@@ -90,6 +89,27 @@ void compare_with_runtime(const tiny_result<C>& ct) {
 TEST(Model, CompileTimeInferenceMatchesRunTime) {
   compare_with_runtime<tiny>(compile_time);
   compare_with_runtime<tiny_rope>(compile_time_rope);
+}
+
+// RoPE's base (arch::rope_base, 10000 by default) sets ω_i = base^(-2i/d_k): the tables follow it.
+TEST(Model, RopeBase) {
+  constexpr sf::config wide_base = [] {
+    sf::config c = tiny_rope;
+    c.rope_base = 5e5;
+    return c;
+  }();
+  using base_1e4 = sf::layers::rope<tiny_rope>;
+  using base_5e5 = sf::layers::rope<wide_base>;
+  constexpr std::size_t dk = tiny_rope.dk();  // 4: pairs i = 0, 1
+  for (std::size_t t = 0; t < tiny_rope.T; ++t) {
+    for (std::size_t i = 0; i < dk / 2; ++i) {
+      const double w4 = std::pow(1e4, -2.0 * static_cast<double>(i) / dk), w5 = std::pow(5e5, -2.0 * static_cast<double>(i) / dk);
+      EXPECT_NEAR(base_1e4::table.cos(t, i), std::cos(static_cast<double>(t) * w4), 1e-6) << t << ' ' << i;
+      EXPECT_NEAR(base_5e5::table.cos(t, i), std::cos(static_cast<double>(t) * w5), 1e-6) << t << ' ' << i;
+      EXPECT_NEAR(base_5e5::table.sin(t, i), std::sin(static_cast<double>(t) * w5), 1e-6) << t << ' ' << i;
+    }
+  }
+  EXPECT_NE(base_1e4::table.sin(1, 1), base_5e5::table.sin(1, 1));
 }
 
 // ---------------------------------------------------------------- infer == forward, no allocation

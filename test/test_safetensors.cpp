@@ -102,7 +102,7 @@ TEST(SafetensorsParams, SaveLoadRoundTripAndMetadata) {
   EXPECT_EQ(f->tensors().size(), sf::tensor_count<sf::params<gpt2>>);
   auto c = sf::io::read_config(*f);
   ASSERT_TRUE(c) << c.message();
-  EXPECT_EQ(*c, sf::weights_config(gpt2));
+  EXPECT_EQ(*c, sf::arch_of(gpt2));
 
   // Loading into double widens the F32 values exactly.
   auto d = std::make_unique<sf::params<gpt2, double>>();
@@ -133,7 +133,42 @@ TEST(SafetensorsParams, ConfigMetadataIsSpecs) {
     ASSERT_TRUE(f) << f.message();
     auto back = sf::io::read_config(*f);
     ASSERT_TRUE(back) << back.message();
-    EXPECT_EQ(*back, sf::weights_config(c));
+    EXPECT_EQ(*back, sf::arch_of(c));
     EXPECT_TRUE(sf::io::check_config(*f, c));
   }
+}
+
+// The fields added after the first checkpoints (kv_heads, ffn, rope_base) are optional keys:
+// absent at their defaults (so a model's file is the same bytes as before them), read as the
+// defaults when absent, written and read back when not the default.
+TEST(SafetensorsParams, OptionalConfigKeys) {
+  const sf::io::metadata_map m = sf::io::config_metadata(sf::configs::ref_llama);
+  EXPECT_EQ(m.count("n_kv_heads") + m.count("ffn") + m.count("rope_theta"), 0u);
+  EXPECT_EQ(sf::io::describe(sf::configs::ref_llama), "V=96 T=24 D=48 H=6 L=3 F=96 rmsnorm rope relu untied no-bias");
+
+  sf::arch a = sf::configs::ref_llama;
+  a.rope_base = 5e5;
+  sf::io::metadata_map with = sf::io::config_metadata(a);
+  EXPECT_EQ(with.at("rope_theta"), "5e+05");
+  EXPECT_EQ(sf::io::describe(a), "V=96 T=24 D=48 H=6 L=3 F=96 rmsnorm rope relu untied no-bias rope_base=5e+05");
+  auto back = sf::io::config_from_metadata(with);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, a);
+  with.erase("rope_theta");  // absent: the default
+  back = sf::io::config_from_metadata(with);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->rope_base, 1e4);
+
+  sf::io::metadata_map kv = sf::io::config_metadata(sf::configs::ref_llama);
+  kv["n_kv_heads"] = "6";  // as many as n_heads: the same architecture as no key
+  back = sf::io::config_from_metadata(kv);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, sf::arch_of(sf::configs::ref_llama));
+  kv["n_kv_heads"] = "2";
+  EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata: n_kv_heads 2 differs from n_heads 6: grouped-query attention is not implemented");
+  kv["n_kv_heads"] = "0";
+  EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata 'n_kv_heads': expected a positive integer, found \"0\"");
+  kv.erase("n_kv_heads");
+  kv["ffn"] = "swiglu";
+  EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata 'ffn': expected \"mlp\", found \"swiglu\"");
 }

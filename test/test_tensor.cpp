@@ -334,8 +334,7 @@ static_assert(sf::parameter_count<sf::params<sf::configs::ref_llama>> == 64848);
 static_assert(sf::tensor_count<sf::params<sf::configs::ref_llama>> == 27);
 // The batch size is not part of the weights.
 static_assert(std::is_same_v<sf::params<sf::configs::ref_gpt2>,
-                             sf::params<sf::config{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 128, .B = 7,
-                                                   .activation = sf::activation_kind::gelu_tanh}>>);
+                             sf::params<sf::config{{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 128, .activation = sf::activation_kind::gelu_tanh}, {.B = 7}}>>);
 
 TEST(Reflect, ParameterCountAgreesWithAVisit) {
   static sf::params<sf::configs::ref_gpt2> p;
@@ -349,7 +348,7 @@ TEST(Reflect, ParameterCountAgreesWithAVisit) {
 }
 
 namespace {
-inline constexpr sf::config tiny{.V = 5, .T = 2, .D = 4, .H = 2, .L = 2, .F = 6, .B = 1};
+inline constexpr sf::config tiny{{.V = 5, .T = 2, .D = 4, .H = 2, .L = 2, .F = 6}, {.B = 1}};
 }
 
 // visit, zero and lock-step visiting in a constant expression

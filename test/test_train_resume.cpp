@@ -221,7 +221,7 @@ TEST(TrainResume, MismatchesAreRefused) {
     EXPECT_NE(std::string(s.message()).find("no optimizer state"), std::string::npos) << s.message();
   }
   {  // an optimizer file of another model shape
-    constexpr sf::config other{.V = 65, .T = 16, .D = 32, .H = 4, .L = 1, .F = 64, .B = 4};
+    constexpr sf::config other{{.V = 65, .T = 16, .D = 32, .H = 4, .L = 1, .F = 64}, {.B = 4}};
     static sf::adamw_state<sf::params<other>> o;
     sf::io::optimizer_info info;
     const sf::status s =

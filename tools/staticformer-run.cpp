@@ -54,10 +54,6 @@ void list_configurations(std::FILE* to) {
     if (c.reference) std::fprintf(to, "  %-12s B=%zu %s\n", c.name, c.value.B, sf::io::describe(c.value).c_str());
 }
 
-bool same_weights_config(const sf::config& a, const sf::config& b) {
-  return sf::weights_config(a) == sf::weights_config(b);
-}
-
 int fail(const sf::status& s, const char* what) {
   std::fprintf(stderr, "staticformer-run: %s: %s\n", what, s.message());
   return 1;
@@ -111,7 +107,7 @@ int run(const sf::io::file& model_file, const options& o) {
 }
 
 template <std::size_t I = 0>
-int dispatch(const sf::config& found, const sf::io::file& f, const options& o) {
+int dispatch(const sf::arch& found, const sf::io::file& f, const options& o) {
   if constexpr (I == std::size(known)) {
     std::fprintf(stderr,
                  "staticformer-run: %s: no compiled configuration matches the checkpoint's metadata (%s).\n"
@@ -121,7 +117,7 @@ int dispatch(const sf::config& found, const sf::io::file& f, const options& o) {
     return 2;
   } else {
     if constexpr (known[I].reference)
-      if (same_weights_config(found, known[I].value)) return run<known[I].value>(f, o);
+      if (found == sf::arch_of(known[I].value)) return run<known[I].value>(f, o);
     return dispatch<I + 1>(found, f, o);
   }
 }

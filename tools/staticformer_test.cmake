@@ -143,7 +143,7 @@ endif()
 # export and convert
 sf_ok(NO export "${WORK}/nano.safetensors" -o "${WORK}/nano.hpp" --int8)
 file(READ "${WORK}/nano.hpp" header LIMIT 4000)
-expect_match("the exported header" "${header}" "inline constexpr sf::config config\\{\\.V = 65, \\.T = 64, \\.D = 64")
+expect_match("the exported header" "${header}" "inline constexpr sf::arch config\\{\\.V = 65, \\.T = 64, \\.D = 64")
 sf_ok(NO convert "${WORK}/nano.safetensors" -o "${WORK}/nano-int8.safetensors" --int8)
 sf_ok(NO run "${WORK}/nano-int8.safetensors" -t 0 -n 100 -i "ROMEO:")
 expect_match("run of the int8 checkpoint" "${sf_err}" "int8 weights")

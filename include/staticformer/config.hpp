@@ -1,12 +1,20 @@
-// staticformer/config.hpp — the one compile-time configuration of a model.
+// staticformer/config.hpp — what a model is (sf::arch) and how it is run (sf::run_settings).
 //
-//   inline constexpr sf::config my_model{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 4};
-//   static sf::params<my_model> p;         // the weights (the same type for any B)
-//   static sf::activations<my_model> acts; // what backward needs; every layer reads its sizes from `my_model`
+//   inline constexpr sf::arch my_model{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256};
+//   static sf::params<my_model> p;                        // the weights: the architecture alone
+//   inline constexpr sf::config train{my_model, {.B = 4}}; // the architecture at run settings
+//   static sf::activations<train> acts;                   // what backward needs, for 4 sequences
 //   float loss = sf::forward(p, acts, tokens, targets);   // (model.hpp; docs/usage.md)
+//   static sf::decoder<my_model> dec;                     // one stream (decode.hpp)
 //
-// A config is a structural value, so it is a template argument itself; layers take
-// `template <sf::config C>` and name their axes through `sf::axes<C>`.
+// sf::arch is what a checkpoint stores: weights, checkpoints, exports and decoders depend on it
+// alone. sf::run_settings (batch size, precision of the products) is how a trainer or decoder
+// runs it; threads are a run-time argument. sf::config is both: an architecture at run settings,
+// which is what training's templates take. An sf::arch converts to the sf::config that runs it
+// with the default settings (B = 1, float32), so `sf::decoder<my_model>` needs no settings, and
+// sf::arch_of(c) is the architecture of a config. Both are structural values, so they are
+// template arguments themselves; layers take `template <sf::config C>` and name their axes
+// through `sf::axes<C>`.
 #pragma once
 #include <cstddef>
 #include <iterator>
@@ -31,23 +39,49 @@ enum class activation_kind { relu, gelu, gelu_tanh };
 //         (weights_config resets it), so a model trained in bf16 is an ordinary float model.
 enum class precision_kind { f32, bf16 };
 
-struct config {
-  std::size_t V = 0;  // vocabulary size
-  std::size_t T = 0;  // context length
-  std::size_t D = 0;  // model width
-  std::size_t H = 1;  // attention heads (d_k = D / H)
-  std::size_t L = 1;  // decoder blocks
-  std::size_t F = 0;  // feed-forward width
-  std::size_t B = 1;  // batch size
+// The feed-forward's kind: mlp is W2·act(W1·x + b1) + b2 (layers/ffn.hpp).
+enum class ffn_kind { mlp };
+
+// What a checkpoint stores: docs/model.md's architecture. Every field is a metadata key of a
+// checkpoint (src/io/config_codec.cpp spells them; `kv_heads`, `ffn` and `rope_base` are
+// optional keys, written only when they are not the default, so files that predate them read
+// as the default).
+struct arch {
+  std::size_t V = 0;         // vocabulary size
+  std::size_t T = 0;         // context length
+  std::size_t D = 0;         // model width
+  std::size_t H = 1;         // attention heads (d_k = D / H)
+  std::size_t kv_heads = 0;  // heads of the keys and values; 0: H of them (each query head its own)
+  std::size_t L = 1;         // decoder blocks
+  std::size_t F = 0;         // feed-forward width
+  ffn_kind ffn = ffn_kind::mlp;
   norm_kind norm = norm_kind::layernorm;
   position_kind position = position_kind::learned;
   activation_kind activation = activation_kind::gelu_tanh;
-  bool tied = true;   // lm_head = tok_emb^T
-  bool bias = true;   // biases in attention and feed-forward
+  bool tied = true;          // lm_head = tok_emb^T
+  bool bias = true;          // biases in attention and feed-forward
   double norm_eps = 1e-5;
-  precision_kind precision = precision_kind::f32;  // of the matrix products (above)
+  double rope_base = 1e4;    // RoPE's ω_i = rope_base^(-2i/d_k)
 
   constexpr std::size_t dk() const { return H == 0 ? 0 : D / H; }
+  constexpr std::size_t kv() const { return kv_heads == 0 ? H : kv_heads; }  // heads of K and V
+  friend constexpr bool operator==(const arch&, const arch&) = default;
+};
+
+// How a model is run: by a trainer (B sequences per step) or a decoder (B streams). Nothing
+// here changes the weights or a checkpoint.
+struct run_settings {
+  std::size_t B = 1;  // batch size: sequences per training step, or a decoder's streams
+  precision_kind precision = precision_kind::f32;  // of the matrix products (above)
+  friend constexpr bool operator==(const run_settings&, const run_settings&) = default;
+};
+
+// An architecture at run settings: sf::config{sf::configs::nano, {.B = 8}}.
+struct config : arch, run_settings {
+  constexpr config() = default;
+  // (implicit: an architecture is the config that runs it with the default settings)
+  constexpr config(const arch& a, const run_settings& r = {}) : arch(a), run_settings(r) {}  // NOLINT
+
   // The same model with its products in precision p: sf::configs::micro.with(sf::precision_kind::bf16)
   constexpr config with(precision_kind p) const {
     config c = *this;
@@ -57,10 +91,17 @@ struct config {
   friend constexpr bool operator==(const config&, const config&) = default;
 };
 
+// The architecture of a config (of an arch: itself), as a value: sf::params<arch_of(C)>.
+constexpr arch arch_of(const arch& a) { return a; }
+
 // The names of an enumeration's values, in the order of the values (0, 1, ...): to_string
 // and parse below are built on them, and checkpoints store them (docs/model.md's metadata);
 // `type` is the enumeration's qualified name, for code that writes a config as C++.
 template <class E> struct enum_names;
+template <> struct enum_names<ffn_kind> {
+  static constexpr const char* type = "sf::ffn_kind";  // (a generated C++ literal names it)
+  static constexpr const char* value[] = {"mlp"};
+};
 template <> struct enum_names<norm_kind> {
   static constexpr const char* type = "sf::norm_kind";  // (a generated C++ literal names it)
   static constexpr const char* value[] = {"layernorm", "rmsnorm"};
@@ -87,6 +128,7 @@ constexpr const char* enum_name(E k) {  // (a value outside the enumeration read
 }
 }  // namespace detail
 
+constexpr const char* to_string(ffn_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(norm_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(position_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(activation_kind k) { return detail::enum_name(k); }
@@ -145,6 +187,9 @@ constexpr bool check_config() {
       detail::check_rope_head_dim_even<C.D, C.H, C.D / C.H>();
   }
   if constexpr (C.position == position_kind::sinusoidal) detail::check_sinusoidal_width_even<C.D>();
+  static_assert(C.kv() == C.H,
+                "sf::config: kv_heads other than H (grouped-query attention) is not implemented; leave kv_heads = 0");
+  static_assert(C.rope_base > 0.0 && C.norm_eps > 0.0, "sf::config: rope_base and norm_eps must be positive");
   return true;
 }
 
@@ -160,28 +205,35 @@ struct axes {
   using vocab = Vocab<C.V>;
 };
 
-// The reference configurations of docs/model.md.
+// The reference configurations of docs/model.md: each an architecture at the batch size its
+// golden test trains it with (sf::arch_of(ref_gpt2) is the architecture alone).
 namespace configs {
-inline constexpr config ref_gpt2{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 128, .B = 2,
-                                 .norm = norm_kind::layernorm, .position = position_kind::learned,
-                                 .activation = activation_kind::gelu_tanh, .tied = true, .bias = true};
-inline constexpr config ref_llama{.V = 96, .T = 24, .D = 48, .H = 6, .L = 3, .F = 96, .B = 3,
-                                  .norm = norm_kind::rmsnorm, .position = position_kind::rope,
-                                  .activation = activation_kind::relu, .tied = false, .bias = false};
-inline constexpr config ref_vaswani{.V = 50, .T = 12, .D = 40, .H = 5, .L = 1, .F = 160, .B = 1,
-                                    .norm = norm_kind::layernorm, .position = position_kind::sinusoidal,
-                                    .activation = activation_kind::gelu, .tied = false, .bias = true};
-inline constexpr config nano{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .B = 4,
-                             .norm = norm_kind::layernorm, .position = position_kind::learned,
-                             .activation = activation_kind::gelu_tanh, .tied = true, .bias = true};
+inline constexpr config ref_gpt2{{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 128, .norm = norm_kind::layernorm,
+                                  .position = position_kind::learned, .activation = activation_kind::gelu_tanh,
+                                  .tied = true, .bias = true},
+                                 {.B = 2}};
+inline constexpr config ref_llama{{.V = 96, .T = 24, .D = 48, .H = 6, .L = 3, .F = 96, .norm = norm_kind::rmsnorm,
+                                   .position = position_kind::rope, .activation = activation_kind::relu,
+                                   .tied = false, .bias = false},
+                                  {.B = 3}};
+inline constexpr config ref_vaswani{{.V = 50, .T = 12, .D = 40, .H = 5, .L = 1, .F = 160, .norm = norm_kind::layernorm,
+                                     .position = position_kind::sinusoidal, .activation = activation_kind::gelu,
+                                     .tied = false, .bias = true},
+                                    {.B = 1}};
+inline constexpr config nano{{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 256, .norm = norm_kind::layernorm,
+                              .position = position_kind::learned, .activation = activation_kind::gelu_tanh,
+                              .tied = true, .bias = true},
+                             {.B = 4}};
 // Benchmark shapes (GPT-2 style).
-inline constexpr config micro{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512, .B = 4};
-inline constexpr config small{.V = 512, .T = 256, .D = 192, .H = 6, .L = 6, .F = 768, .B = 2};
+inline constexpr config micro{{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512}, {.B = 4}};
+inline constexpr config small{{.V = 512, .T = 256, .D = 192, .H = 6, .L = 6, .F = 768}, {.B = 2}};
 
-// The named shapes, each once: what the tools call them. `reference`: one of docs/model.md's
+// The named shapes, each once: what the tools call them (by their architecture: the batch size
+// is the one the tests and benchmarks train them with). `reference`: one of docs/model.md's
 // reference configurations, which staticformer-run (the golden tests' runner) has compiled in.
 // `staticformer info` prints the name of a file's shape; the `staticformer` command finds the
 // executables compiled in advance (CMake's STATICFORMER_PRECOMPILED_MODELS) by these names.
+// The reference entries come first (tools/runner/model.cpp instantiates them by index and checks it).
 struct named {
   const char* name;
   config value;

@@ -1,12 +1,13 @@
-// staticformer/config_fields.hpp — the fields of sf::config, visited by name.
+// staticformer/config_fields.hpp — the fields of sf::arch, visited by name.
 //
 //   sf::for_each_field([](const char* name, const auto& field) { ... }, c);   // "V", 65; ...; "norm_eps", 1e-05
 //
-// sf::config stays a plain structural aggregate (a template argument, designated
-// initializers); this header adapts it as a Hana struct, so that code that handles every
-// field (the checkpoint metadata of staticformer/io/config_codec.hpp) is written once, over
-// the fields, instead of listing them. A static_assert checks that the adaptation names
-// every field of the struct, so a field added to sf::config cannot be forgotten here.
+// sf::arch (what a checkpoint stores) stays a plain structural aggregate (a template argument,
+// designated initializers); this header adapts it as a Hana struct, so that code that handles
+// every field (the checkpoint metadata of staticformer/io/config_codec.hpp, the C++ literal
+// of an exported header) is written once, over the fields, instead of listing them. A
+// static_assert checks that the adaptation names every field of the struct, so a field added
+// to sf::arch cannot be forgotten here.
 // Optional: the core does not include it.
 #pragma once
 #include <cstddef>
@@ -22,7 +23,8 @@
 
 #include "staticformer/config.hpp"
 
-BOOST_HANA_ADAPT_STRUCT(sf::config, V, T, D, H, L, F, B, norm, position, activation, tied, bias, norm_eps, precision);
+BOOST_HANA_ADAPT_STRUCT(sf::arch, V, T, D, H, kv_heads, L, F, ffn, norm, position, activation, tied, bias, norm_eps,
+                        rope_base);
 
 namespace sf {
 
@@ -38,18 +40,17 @@ constexpr std::size_t aggregate_field_count() {
 }
 }  // namespace detail
 
-static_assert(decltype(boost::hana::length(boost::hana::accessors<config>()))::value ==
-                  detail::aggregate_field_count<config>(),
-              "staticformer/config_fields.hpp: BOOST_HANA_ADAPT_STRUCT(sf::config, ...) must name every field");
+static_assert(decltype(boost::hana::length(boost::hana::accessors<arch>()))::value ==
+                  detail::aggregate_field_count<arch>(),
+              "staticformer/config_fields.hpp: BOOST_HANA_ADAPT_STRUCT(sf::arch, ...) must name every field");
 
 // f(name, field of c, field of cs...) for every field, in declaration order, like sf::visit
 // over parameters: name is the member's name ("V", ..., "norm_eps"), the fields are
-// references (const where the configs are).
-template <class F, class Config, class... Configs>
-  requires(std::is_same_v<std::remove_const_t<Config>, config> &&
-           (std::is_same_v<std::remove_const_t<Configs>, config> && ...))
-constexpr void for_each_field(F&& f, Config& c, Configs&... cs) {
-  boost::hana::for_each(boost::hana::accessors<config>(), [&](auto pair) {
+// references (const where the architectures are).
+template <class F, class Arch, class... Archs>
+  requires(std::is_same_v<std::remove_const_t<Arch>, arch> && (std::is_same_v<std::remove_const_t<Archs>, arch> && ...))
+constexpr void for_each_field(F&& f, Arch& c, Archs&... cs) {
+  boost::hana::for_each(boost::hana::accessors<arch>(), [&](auto pair) {
     const auto get = boost::hana::second(pair);
     f(boost::hana::to<const char*>(boost::hana::first(pair)), get(c), get(cs)...);
   });

@@ -35,11 +35,11 @@ struct splitmix64 {
 
 // GPT-2 style initialisation: matrices ~ N(0, 0.02) (the residual projections wo and
 // w2 scaled by 1/√(2L)), norm weights 1, biases 0. Deterministic for a seed; constexpr.
-// (Takes model_params<C', T> so that C' — the batch-free config — is deduced: sf::init_params(p, seed).)
-template <config C, class T>
-constexpr void init_params(model_params<C, T>& p, std::uint64_t seed, double std = 0.02) {
+// (Takes model_params<A, T> so that the architecture A is deduced: sf::init_params(p, seed).)
+template <arch A, class T>
+constexpr void init_params(model_params<A, T>& p, std::uint64_t seed, double std = 0.02) {
   splitmix64 rng{seed};
-  const double resid_std = std / cx::sqrt(2.0 * static_cast<double>(C.L));
+  const double resid_std = std / cx::sqrt(2.0 * static_cast<double>(A.L));
   visit(
       [&](const param_name& name, auto& t) {
         using X = std::remove_cvref_t<decltype(t)>;

@@ -88,10 +88,10 @@ struct sublayers {
 // ---------------------------------------------------------------- the block, described once
 template <config C, class T = float>
 using block = sublayers<
-    residual<layers::norm<C, T>, layers::attention<C, T>, &block_params<weights_config(C), T>::norm1,
-             &block_params<weights_config(C), T>::attn>,
-    residual<layers::norm<C, T>, layers::ffn<C, T>, &block_params<weights_config(C), T>::norm2,
-             &block_params<weights_config(C), T>::ffn>>;
+    residual<layers::norm<C, T>, layers::attention<C, T>, &block_params<arch_of(C), T>::norm1,
+             &block_params<arch_of(C), T>::attn>,
+    residual<layers::norm<C, T>, layers::ffn<C, T>, &block_params<arch_of(C), T>::norm2,
+             &block_params<arch_of(C), T>::ffn>>;
 
 // ---------------------------------------------------------------- storage derived from the block
 // Saved activations of the whole model, and the scratch backward needs.
@@ -161,7 +161,7 @@ struct decoder {
 
   // out = in + Layer(Norm(in)) for sub-layer J of block l (out may be in: inference)
   template <std::size_t J, class S>
-  static constexpr void sublayer_forward(const block_params<weights_config(C), T>& bp, S& s, std::size_t l,
+  static constexpr void sublayer_forward(const block_params<arch_of(C), T>& bp, S& s, std::size_t l,
                                          const padding_t<C>* pad) {
     using R = typename blk::template at<J>;
     auto& st = state<J>(s, l);
@@ -188,8 +188,8 @@ struct decoder {
 
   // Given dx = d loss / d out of sub-layer J of block l: dx ← d loss / d in (+= the residual path).
   template <std::size_t J>
-  static constexpr void sublayer_backward(const block_params<weights_config(C), T>& bp,
-                                          block_params<weights_config(C), T>& gb, activations<C, T>& a,
+  static constexpr void sublayer_backward(const block_params<arch_of(C), T>& bp,
+                                          block_params<arch_of(C), T>& gb, activations<C, T>& a,
                                           std::size_t l) {
     using R = typename blk::template at<J>;
     const auto& st = state<J>(a, l);

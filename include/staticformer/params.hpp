@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "staticformer/config.hpp"
 #include "staticformer/reflect.hpp"
@@ -44,78 +45,80 @@ template <config C> using tokens_t = tensor<std::int32_t, Batch<C.B>, Seq<C.T>>;
 template <config C> using targets_t = tensor<std::int32_t, Batch<C.B>, Seq<C.T>>;
 template <config C> using padding_t = tensor<std::uint8_t, Batch<C.B>, Seq<C.T>>;
 
-template <config C, class T = float>
+template <arch A, class T = float>
 struct embedding_params {
-  using weight_t = typename types<C, T>::mat_vd;
+  using weight_t = typename types<A, T>::mat_vd;
   BOOST_HANA_DEFINE_STRUCT(embedding_params, (weight_t, weight));  // (V, D)
 };
 
-template <config C, class T = float>
+template <arch A, class T = float>
 struct position_params {
-  using weight_t = typename types<C, T>::mat_td;
+  using weight_t = typename types<A, T>::mat_td;
   BOOST_HANA_DEFINE_STRUCT(position_params, (weight_t, weight));  // (T, D)
 };
 
-template <config C, class T = float>
+template <arch A, class T = float>
 struct norm_params {
-  using weight_t = typename types<C, T>::vec_d;
-  using bias_t = maybe<C.norm == norm_kind::layernorm, typename types<C, T>::vec_d>;
+  using weight_t = typename types<A, T>::vec_d;
+  using bias_t = maybe<A.norm == norm_kind::layernorm, typename types<A, T>::vec_d>;
   BOOST_HANA_DEFINE_STRUCT(norm_params, (weight_t, weight), (bias_t, bias));  // (D), (D) layernorm only
 };
 
-template <config C, class T = float>
+template <arch A, class T = float>
 struct attention_params {
-  using w_t = typename types<C, T>::mat_dd;
-  using b_t = maybe<C.bias, typename types<C, T>::vec_d>;
+  using w_t = typename types<A, T>::mat_dd;
+  using b_t = maybe<A.bias, typename types<A, T>::vec_d>;
   BOOST_HANA_DEFINE_STRUCT(attention_params,
                            (w_t, wq), (w_t, wk), (w_t, wv), (w_t, wo),   // (D, D) each, [in, out]
                            (b_t, bq), (b_t, bk), (b_t, bv), (b_t, bo));  // (D) each, bias = true
 };
 
-template <config C, class T = float>
-struct ffn_params {
-  using w1_t = typename types<C, T>::mat_df;
-  using w2_t = typename types<C, T>::mat_fd;
-  using b1_t = maybe<C.bias, typename types<C, T>::vec_f>;
-  using b2_t = maybe<C.bias, typename types<C, T>::vec_d>;
-  BOOST_HANA_DEFINE_STRUCT(ffn_params, (w1_t, w1), (b1_t, b1), (w2_t, w2), (b2_t, b2));  // (D,F) (F) (F,D) (D)
+// The feed-forward's parameters, per kind (sf::ffn_kind; the layers: layers/ffn.hpp): one
+// specialization of feed_forward_params each; ffn_params<A> is architecture A's.
+template <ffn_kind K, arch A, class T>
+struct feed_forward_params;
+template <arch A, class T = float> using ffn_params = feed_forward_params<A.ffn, A, T>;
+
+template <arch A, class T>
+struct feed_forward_params<ffn_kind::mlp, A, T> {
+  using w1_t = typename types<A, T>::mat_df;
+  using w2_t = typename types<A, T>::mat_fd;
+  using b1_t = maybe<A.bias, typename types<A, T>::vec_f>;
+  using b2_t = maybe<A.bias, typename types<A, T>::vec_d>;
+  BOOST_HANA_DEFINE_STRUCT(feed_forward_params, (w1_t, w1), (b1_t, b1), (w2_t, w2), (b2_t, b2));  // (D,F) (F) (F,D) (D)
 };
 
-template <config C, class T = float>
+template <arch A, class T = float>
 struct block_params {
-  using norm_t = norm_params<C, T>;
-  using attn_t = attention_params<C, T>;
-  using ffn_t = ffn_params<C, T>;
+  using norm_t = norm_params<A, T>;
+  using attn_t = attention_params<A, T>;
+  using ffn_t = ffn_params<A, T>;
   BOOST_HANA_DEFINE_STRUCT(block_params, (norm_t, norm1), (attn_t, attn), (norm_t, norm2), (ffn_t, ffn));
 };
 
-template <config C, class T = float>
+template <arch A, class T = float>
 struct lm_head_params {
-  using weight_t = typename types<C, T>::mat_dv;
+  using weight_t = typename types<A, T>::mat_dv;
   BOOST_HANA_DEFINE_STRUCT(lm_head_params, (weight_t, weight));  // (D, V)
 };
 
-// Weights do not depend on the batch size or the precision of the products: params<C> for
-// B = 32 and B = 1, f32 and bf16, is one type, so a model trained one way runs another.
-constexpr config weights_config(config c) {
-  c.B = 1;
-  c.precision = precision_kind::f32;
-  return c;
-}
-
-template <config C, class T = float>
+template <arch A, class T = float>
 struct model_params {
-  static_assert(check_config<C>());
-  using tok_emb_t = embedding_params<C, T>;
-  using pos_emb_t = maybe<C.position == position_kind::learned, position_params<C, T>>;
-  using blocks_t = std::array<block_params<C, T>, C.L>;
-  using norm_f_t = norm_params<C, T>;
-  using lm_head_t = maybe<!C.tied, lm_head_params<C, T>>;
+  static_assert(check_config<A>());
+  using tok_emb_t = embedding_params<A, T>;
+  using pos_emb_t = maybe<A.position == position_kind::learned, position_params<A, T>>;
+  using blocks_t = std::array<block_params<A, T>, A.L>;
+  using norm_f_t = norm_params<A, T>;
+  using lm_head_t = maybe<!A.tied, lm_head_params<A, T>>;
   BOOST_HANA_DEFINE_STRUCT(model_params, (tok_emb_t, tok_emb), (pos_emb_t, pos_emb), (blocks_t, blocks),
                            (norm_f_t, norm_f), (lm_head_t, lm_head));
 };
 
-// The parameters (or gradients, or optimizer moments) of configuration C.
-template <config C, class T = float> using params = model_params<weights_config(C), T>;
+// The parameters (or gradients, or optimizer moments) of an architecture, or of a config's
+// architecture: params<C> for B = 32 and B = 1, f32 and bf16, is one type, so a model trained
+// one way runs another.
+template <auto C, class T = float>
+  requires std::is_convertible_v<decltype(C), const arch&>
+using params = model_params<arch_of(C), T>;
 
 }  // namespace sf

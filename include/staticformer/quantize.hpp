@@ -86,8 +86,8 @@ template <class F> struct is_q8_weight<q8_weight<F>> : std::true_type {};
 }  // namespace detail
 
 // q = Q8_0(p): every matrix quantized (groups of 32 along its input axis), vectors copied.
-template <config C>
-void quantize(model_params<C, int8>& q, const model_params<C, float>& p) {
+template <arch A>
+void quantize(model_params<A, int8>& q, const model_params<A, float>& p) {
   visit_alike(
       [](const param_name&, auto& qi, const auto& pi) {
         if constexpr (detail::is_q8_weight<std::remove_cvref_t<decltype(qi)>>::value) qi.quantize(pi);
@@ -98,8 +98,8 @@ void quantize(model_params<C, int8>& q, const model_params<C, float>& p) {
 
 // p = the float weights q stands for (every int8 value times its scale), e.g. to evaluate the
 // quantization error of the weights alone.
-template <config C>
-void dequantize(model_params<C, float>& p, const model_params<C, int8>& q) {
+template <arch A>
+void dequantize(model_params<A, float>& p, const model_params<A, int8>& q) {
   visit_alike(
       [](const param_name&, auto& pi, const auto& qi) {
         if constexpr (detail::is_q8_weight<std::remove_cvref_t<decltype(qi)>>::value) qi.dequantize(pi);

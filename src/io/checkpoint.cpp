@@ -43,7 +43,7 @@ std::string join(const std::string& dir, const std::string& name) {
 
 // ----------------------------------------------------------------------------- model
 
-sf::status save_model(const std::string& path, const sf::config& c, const std::vector<slot>& p,
+sf::status save_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
                       const sf::char_tokenizer& tok, metadata_map extra) {
   if (tok.size() > c.V)
     return error("save_model: the tokenizer has " + std::to_string(tok.size()) +
@@ -52,7 +52,7 @@ sf::status save_model(const std::string& path, const sf::config& c, const std::v
   return save_slots(path, c, p, extra);
 }
 
-sf::status load_model(const std::string& path, const sf::config& c, const std::vector<slot>& p,
+sf::status load_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
                       sf::char_tokenizer* tok, metadata_map* metadata, const load_options& options) {
   result<file> f = file::open(path);
   if (!f) return f.status();

@@ -1,4 +1,4 @@
-// src/io/config_codec.cpp — an sf::config as a checkpoint's __metadata__, and back
+// src/io/config_codec.cpp — an sf::arch as a checkpoint's __metadata__, and back
 // (staticformer/io/config_codec.hpp).
 #include "staticformer/io/config_codec.hpp"
 
@@ -14,15 +14,23 @@ namespace sf::io {
 namespace detail {
 
 // How docs/model.md's metadata and describe() spell a field where its C++ name does not serve.
+// An optional field is written (and described) only when it is not the default, and a file
+// without its key has the default: the fields added after the first checkpoints were written
+// (kv_heads, ffn, rope_base), so that those files read as they always did and new files of
+// the same models are byte for byte the old ones.
 struct field_spelling {
-  const char* name;                // the member of sf::config ("V")
-  const char* key;                 // its metadata key ("vocab"); nullptr: not stored in a checkpoint
+  const char* name;                // the member of sf::arch ("V")
+  const char* key;                 // its metadata key ("vocab")
   const char* if_false = nullptr;  // describe()'s word for a false bool (true shows the name)
+  bool optional = false;
 };
 constexpr field_spelling field_spellings[] = {
-    {"V", "vocab"}, {"T", "context"}, {"D", "d_model"}, {"H", "n_heads"}, {"L", "n_layers"}, {"F", "d_ff"},
-    {"B", nullptr}, {"tied", "tied", "untied"},         {"bias", "bias", "no-bias"},
-    {"precision", nullptr}};  // how a model is trained, not what it is: checkpoints are float32
+    {"V", "vocab"},        {"T", "context"},
+    {"D", "d_model"},      {"H", "n_heads"},
+    {"L", "n_layers"},     {"F", "d_ff"},
+    {"tied", "tied", "untied"}, {"bias", "bias", "no-bias"},
+    {"kv_heads", "n_kv_heads", nullptr, true}, {"ffn", "ffn", nullptr, true},
+    {"rope_base", "rope_theta", nullptr, true}};  // (Meta's params.json names: n_kv_heads, rope_theta)
 
 field_spelling spelling_of(const char* name) {
   for (const field_spelling& s : field_spellings)
@@ -30,34 +38,36 @@ field_spelling spelling_of(const char* name) {
   return {name, name};
 }
 
+// A field the file need not hold: optional and at its default.
+template <class X>
+bool omitted(const field_spelling& s, const X& v, const X& default_value) {
+  return s.optional && v == default_value;
+}
+
 // The first metadata entry, which is not a field: format = staticformer.
 constexpr const char* format_key = "format";
 constexpr const char* format_value = "staticformer";
 
-// f(spelling, field of c, the same field of a default sf::config) for every field a
-// checkpoint stores, in declaration order, which is docs/model.md's order of the metadata keys.
-template <class Config, class F>
-void for_each_stored_field(Config& c, F&& f) {
-  static constexpr sf::config defaults{};
-  sf::for_each_field(
-      [&](const char* name, auto& field, const auto& default_value) {
-        const field_spelling s = spelling_of(name);
-        if (s.key) f(s, field, default_value);
-      },
-      c, defaults);
+// f(spelling, field of a, the same field of a default sf::arch) for every field, in
+// declaration order, which is docs/model.md's order of the metadata keys.
+template <class Arch, class F>
+void for_each_stored_field(Arch& a, F&& f) {
+  static constexpr sf::arch defaults{};
+  sf::for_each_field([&](const char* name, auto& field, const auto& default_value) { f(spelling_of(name), field, default_value); },
+                     a, defaults);
 }
 
-// f(key) for every metadata key of a configuration, in docs/model.md's order (format first).
+// f(key, optional) for every metadata key of an architecture, in docs/model.md's order (format first).
 template <class F>
 void for_each_config_key(F&& f) {
-  static constexpr sf::config any{};
-  f(format_key);
-  for_each_stored_field(any, [&](const field_spelling& s, const auto&, const auto&) { f(s.key); });
+  static constexpr sf::arch any{};
+  f(format_key, false);
+  for_each_stored_field(any, [&](const field_spelling& s, const auto&, const auto&) { f(s.key, s.optional); });
 }
 
 bool is_config_key(std::string_view k) {
   bool found = false;
-  for_each_config_key([&](const char* key) { found = found || k == key; });
+  for_each_config_key([&](const char* key, bool) { found = found || k == key; });
   return found;
 }
 
@@ -133,42 +143,43 @@ struct field_codec<E> {
 
 template <class Field> using codec_of = field_codec<std::remove_cvref_t<Field>>;
 
-// "format, vocab, context, ..., norm_eps"
+// "format, vocab, context, ..., norm_eps" and then the optional keys: "; optional: n_kv_heads, ..."
 std::string config_key_list() {
-  std::string s;
-  for_each_config_key([&](const char* k) { s.append(s.empty() ? "" : ", ").append(k); });
-  return s;
+  std::string s, optional;
+  for_each_config_key([&](const char* k, bool opt) { (opt ? optional : s).append((opt ? optional : s).empty() ? "" : ", ").append(k); });
+  return optional.empty() ? s : cat({s, " (optional: ", optional, ")"});
 }
 }  // namespace detail
 
-// docs/model.md's __metadata__ of a configuration: every value a string.
-metadata_map config_metadata(const sf::config& c) {
+// docs/model.md's __metadata__ of an architecture: every value a string.
+metadata_map config_metadata(const sf::arch& c) {
   metadata_map m{{detail::format_key, detail::format_value}};
-  detail::for_each_stored_field(c, [&](const detail::field_spelling& s, const auto& v, const auto&) {
-    m[s.key] = detail::codec_of<decltype(v)>::encode(v);
+  detail::for_each_stored_field(c, [&](const detail::field_spelling& s, const auto& v, const auto& default_value) {
+    if (!detail::omitted(s, v, default_value)) m[s.key] = detail::codec_of<decltype(v)>::encode(v);
   });
   return m;
 }
 
-// "V=65 T=16 D=32 H=4 L=2 F=128 layernorm learned gelu_tanh tied bias" (B is not part of a checkpoint).
-std::string describe(const sf::config& c) {
+// "V=65 T=16 D=32 H=4 L=2 F=128 layernorm learned gelu_tanh tied bias" (optional fields only when not the default).
+std::string describe(const sf::arch& c) {
   std::string out;
   detail::for_each_stored_field(c, [&](const detail::field_spelling& s, const auto& v, const auto& default_value) {
+    if (detail::omitted(s, v, default_value)) return;
     const std::string w = detail::codec_of<decltype(v)>::word(s, v, default_value);
     if (!w.empty()) out.append(out.empty() ? "" : " ").append(w);
   });
   return out;
 }
 
-// The configuration a file's metadata describes (B = 1: a checkpoint does not fix the batch size).
-result<sf::config> config_from_metadata(const metadata_map& m) {
+// The architecture a file's metadata describes.
+result<sf::arch> config_from_metadata(const metadata_map& m) {
   auto get = [&](const char* k) -> const std::string* {
     const auto it = m.find(k);
     return it == m.end() ? nullptr : &it->second;
   };
   const char* missing = nullptr;
-  detail::for_each_config_key([&](const char* k) {
-    if (!missing && !get(k)) missing = k;
+  detail::for_each_config_key([&](const char* k, bool optional) {
+    if (!missing && !optional && !get(k)) missing = k;
   });
   if (missing) return detail::fail({"missing metadata '", missing, "'"});
   auto bad = [&](const char* k, std::string_view expected) {
@@ -176,14 +187,17 @@ result<sf::config> config_from_metadata(const metadata_map& m) {
   };
   if (*get(detail::format_key) != detail::format_value)
     return bad(detail::format_key, detail::cat({"\"", detail::format_value, "\""}));
-  sf::config c;
+  sf::arch c;
   sf::status error = sf::status::ok();
   detail::for_each_stored_field(c, [&](const detail::field_spelling& s, auto& v, const auto&) {
     using codec = detail::codec_of<decltype(v)>;
-    if (error && !codec::decode(*get(s.key), v)) error = bad(s.key, codec::expected());
+    if (error && get(s.key) && !codec::decode(*get(s.key), v)) error = bad(s.key, codec::expected());
   });
   if (!error) return error;
-  c.B = 1;
+  if (c.kv_heads == c.H) c.kv_heads = 0;  // (0 is "as many as n_heads": one architecture, one value)
+  if (c.kv() != c.H)
+    return detail::fail({"metadata: n_kv_heads ", detail::num(c.kv_heads), " differs from n_heads ", detail::num(c.H),
+                         ": grouped-query attention is not implemented"});
   if (c.D % c.H != 0)
     return detail::fail({"metadata: n_heads ", detail::num(c.H), " does not divide d_model ", detail::num(c.D)});
   if (c.position == sf::position_kind::rope && (c.D / c.H) % 2 != 0)
@@ -193,15 +207,15 @@ result<sf::config> config_from_metadata(const metadata_map& m) {
   return c;
 }
 
-result<sf::config> read_config(const file& f) {
+result<sf::arch> read_config(const file& f) {
   if (!f.has_metadata())
     return detail::fail({"no __metadata__: expected the staticformer configuration (", detail::config_key_list(), ")"});
   return config_from_metadata(f.metadata());
 }
 
-// Ok when the file's metadata describes `expected` (all but B); else every difference,
+// Ok when the file's metadata describes `expected`; else every difference,
 // e.g. `metadata 'n_heads': expected "4", found "2"`.
-sf::status check_config(const file& f, const sf::config& expected) {
+sf::status check_config(const file& f, const sf::arch& expected) {
   if (!f.has_metadata())
     return detail::fail({"no __metadata__: expected the staticformer configuration (", describe(expected), ")"});
   std::string diffs;
@@ -213,8 +227,9 @@ sf::status check_config(const file& f, const sf::config& expected) {
                           got ? std::string_view(*got) : "nothing (missing)", got ? "\"" : ""});
   };
   compare(detail::format_key, detail::format_value, [](const std::string&, const std::string&) { return false; });
-  detail::for_each_stored_field(expected, [&](const detail::field_spelling& s, const auto& v, const auto&) {
+  detail::for_each_stored_field(expected, [&](const detail::field_spelling& s, const auto& v, const auto& default_value) {
     using codec = detail::codec_of<decltype(v)>;
+    if (detail::omitted(s, v, default_value) && !f.metadata(s.key)) return;  // (absent: the default)
     compare(s.key, codec::encode(v), codec::same);
   });
   return diffs.empty() ? sf::status::ok() : detail::error(diffs);

@@ -7,7 +7,7 @@
 namespace sf::io {
 
 namespace detail {
-sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots,
+sf::status load_slots(const file& f, const sf::arch& c, const std::vector<slot>& slots,
                       const load_options& options) {
   if (sf::status s = check_config(f, c); !s) return s;
   problems found;
@@ -40,7 +40,7 @@ sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot
   return sf::status::ok();
 }
 
-sf::status save_slots(const std::string& path, const sf::config& c, const std::vector<slot>& slots,
+sf::status save_slots(const std::string& path, const sf::arch& c, const std::vector<slot>& slots,
                       const metadata_map& extra) {
   writer w;
   w.set_metadata(config_metadata(c));

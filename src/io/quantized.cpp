@@ -13,7 +13,7 @@ bool is_quantized(const file& f) {
 }
 
 namespace detail {
-sf::status set_quantized_metadata(writer& w, const sf::config& c, const metadata_map& extra) {
+sf::status set_quantized_metadata(writer& w, const sf::arch& c, const metadata_map& extra) {
   w.set_metadata(config_metadata(c));
   w.set_metadata(quantization_key, quantization_q8_0);
   w.set_metadata("group_size", "32");
@@ -25,7 +25,7 @@ sf::status set_quantized_metadata(writer& w, const sf::config& c, const metadata
   return sf::status::ok();
 }
 
-sf::status check_quantized(const file& f, const sf::config& c, const std::vector<q8_slot>& slots) {
+sf::status check_quantized(const file& f, const sf::arch& c, const std::vector<q8_slot>& slots) {
   if (!is_quantized(f))
     return fail({f.origin(), ": not an int8 checkpoint (no metadata \"", quantization_key, "\": \"",
                  quantization_q8_0, "\"); a float checkpoint is quantized at load by sf::quantize"});

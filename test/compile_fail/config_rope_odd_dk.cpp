@@ -4,13 +4,14 @@
 // expect: config_rope_odd_dk\.cpp:[0-9]+:[0-9]+: .*(required from here|check_config<)
 #include "staticformer/config.hpp"
 
-inline constexpr sf::config llama_like{.V = 96, .T = 24, .D = 48,
+inline constexpr sf::config llama_like{{.V = 96, .T = 24, .D = 48,
 #ifdef SF_COMPILE_FAIL_CONTROL
-                                       .H = 12,
+                                        .H = 12,
 #else
-                                       .H = 16,
+                                        .H = 16,
 #endif
-                                       .L = 3, .F = 96, .B = 3, .norm = sf::norm_kind::rmsnorm,
-                                       .position = sf::position_kind::rope};
+                                        .L = 3, .F = 96, .norm = sf::norm_kind::rmsnorm,
+                                        .position = sf::position_kind::rope},
+                                       {.B = 3}};
 
 static_assert(sf::check_config<llama_like>());

@@ -5,7 +5,7 @@
 // expect: layer_attention_dv_swapped\.cpp:[0-9]+:[0-9]+: .*(required from here|sf::matmul_tn<)
 #include "staticformer/layers/attention.hpp"
 
-inline constexpr sf::config cfg{.V = 32, .T = 16, .D = 64, .H = 4, .L = 1, .F = 128, .B = 1};  // d_k = 16 = T
+inline constexpr sf::config cfg{{.V = 32, .T = 16, .D = 64, .H = 4, .L = 1, .F = 128}, {.B = 1}};  // d_k = 16 = T
 using types = sf::types<cfg>;
 types::btd dO, dV;
 sf::tensor<float, sf::Seq<16>, sf::Seq<16>> P;

@@ -6,7 +6,7 @@
 // expect: layer_ffn_wrong_weight\.cpp:[0-9]+:[0-9]+: .*(required from here|sf::matmul<)
 #include "staticformer/layers/ffn.hpp"
 
-inline constexpr sf::config cfg{.V = 32, .T = 8, .D = 32, .H = 2, .L = 1, .F = 32, .B = 1, .bias = false};
+inline constexpr sf::config cfg{{.V = 32, .T = 8, .D = 32, .H = 2, .L = 1, .F = 32, .bias = false}, {.B = 1}};
 
 // The library's layer, with its first product rewritten.
 struct buggy_ffn : sf::layers::ffn<cfg> {

@@ -6,7 +6,7 @@
 // expect: layer_head_as_full_width\.cpp:[0-9]+:[0-9]+: .*(required from here|sf::matmul<)
 #include "staticformer/layers/attention.hpp"
 
-inline constexpr sf::config cfg{.V = 32, .T = 8, .D = 32, .H = 1, .L = 1, .F = 64, .B = 1};  // d_k = D = 32
+inline constexpr sf::config cfg{{.V = 32, .T = 8, .D = 32, .H = 1, .L = 1, .F = 64}, {.B = 1}};  // d_k = D = 32
 using types = sf::types<cfg>;
 types::btd o;
 types::mat_dd wo;

@@ -6,7 +6,7 @@
 // expect: layer_head_missing_transpose\.cpp:[0-9]+:[0-9]+: .*(required from here|sf::matmul<|sf::matmul_nt<)
 #include "staticformer/layers/attention.hpp"
 
-inline constexpr sf::config cfg{.V = 32, .T = 16, .D = 64, .H = 4, .L = 1, .F = 128, .B = 1};  // d_k = 16 = T
+inline constexpr sf::config cfg{{.V = 32, .T = 16, .D = 64, .H = 4, .L = 1, .F = 128}, {.B = 1}};  // d_k = 16 = T
 using types = sf::types<cfg>;
 types::btd q, k;
 sf::tensor<float, sf::Seq<16>, sf::Seq<16>> scores;

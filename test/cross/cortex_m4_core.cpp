@@ -13,7 +13,7 @@
 #include "staticformer/sampling.hpp"
 
 namespace {
-inline constexpr sf::config cfg{.V = 65, .T = 32, .D = 64, .H = 4, .L = 2, .F = 128, .B = 1};
+inline constexpr sf::arch cfg{.V = 65, .T = 32, .D = 64, .H = 4, .L = 2, .F = 128};
 sf::params<cfg> weights;  // in firmware: const, in flash
 sf::inference_state<cfg> state;
 sf::tokens_t<cfg> tokens;

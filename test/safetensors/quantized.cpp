@@ -48,7 +48,7 @@ void rewrite(const sf::io::file& from, const std::string& path, const sf::io::me
 }  // namespace
 
 TEST(QuantizedCheckpoint, RoundTripNamesAndDecoder) {
-  constexpr sf::config C = sf::configs::ref_llama;  // untied: tok_emb and lm_head both int8
+  static constexpr sf::config C = sf::configs::ref_llama;  // untied: tok_emb and lm_head both int8
   static sf::params<C, sf::int8> q, back;
   random_quantized<C>(q, 5);
   const std::string path = tmp("q8.safetensors");
@@ -92,7 +92,7 @@ TEST(QuantizedCheckpoint, RoundTripNamesAndDecoder) {
 }
 
 TEST(QuantizedCheckpoint, TiedEmbeddingIsTheHead) {
-  constexpr sf::config C = sf::configs::ref_gpt2;
+  static constexpr sf::config C = sf::configs::ref_gpt2;
   static sf::params<C, sf::int8> q, back;
   random_quantized<C>(q, 6);
   const std::string path = tmp("q8-tied.safetensors");
@@ -105,7 +105,7 @@ TEST(QuantizedCheckpoint, TiedEmbeddingIsTheHead) {
 }
 
 TEST(QuantizedCheckpoint, Refusals) {
-  constexpr sf::config C = sf::configs::ref_llama;
+  static constexpr sf::config C = sf::configs::ref_llama;
   static sf::params<C, sf::int8> q, target;
   static sf::params<C> p;
   random_quantized<C>(q, 7);

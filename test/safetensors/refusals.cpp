@@ -416,7 +416,7 @@ TEST(SafetensorsRefusals, StrictNumbers) {
 // ----------------------------------------------------------------------------- refusals: batches
 
 TEST(SafetensorsBatch, LoadsAndRefuses) {
-  constexpr sf::config C{.V = 65, .T = 8, .D = 8, .H = 2, .L = 1, .F = 8, .B = 2};
+  constexpr sf::config C{{.V = 65, .T = 8, .D = 8, .H = 2, .L = 1, .F = 8}, {.B = 2}};
   std::vector<std::int32_t> tok(16), tgt(16);
   std::vector<std::uint8_t> pad(16, 0);
   for (int k = 0; k < 16; ++k) {

@@ -18,11 +18,11 @@
 
 namespace sf_test {
 // The trained model.
-inline constexpr sf::config cfg{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 64, .B = 4};
+inline constexpr sf::config cfg{{.V = 65, .T = 16, .D = 32, .H = 4, .L = 2, .F = 64}, {.B = 4}};
 // The same weights, one sequence at a time (loading a model file as staticformer-run does).
 inline constexpr sf::config cfg_one = [] { sf::config x = cfg; x.B = 1; return x; }();
 // Another model shape (one block fewer): its optimizer state must not load from cfg's file.
-inline constexpr sf::config cfg_other{.V = 65, .T = 16, .D = 32, .H = 4, .L = 1, .F = 64, .B = 4};
+inline constexpr sf::config cfg_other{{.V = 65, .T = 16, .D = 32, .H = 4, .L = 1, .F = 64}, {.B = 4}};
 }  // namespace sf_test
 
 // X is `extern template` (declarations, in the tests) or `template` (the definitions).

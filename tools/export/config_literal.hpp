@@ -1,4 +1,4 @@
-// An sf::config as a C++ initializer, exactly (norm_eps as a hex float): what an exported header
+// An sf::arch as a C++ initializer, exactly (norm_eps as a hex float): what an exported header
 // (tools/export/header.hpp) and the `staticformer` command's arch.hpp (tools/staticformer/main.cpp)
 // write, so that the compiled program has the configuration of the file bit for bit.
 #ifndef SF_TOOLS_EXPORT_CONFIG_LITERAL_HPP
@@ -14,13 +14,9 @@
 
 namespace sf_export {
 
-// "{.V = 65, .T = 64, ..., .norm_eps = 0x1.4f8b588e368f1p-17, .precision = sf::precision_kind::f32}":
-// every field of sf::config in declaration order (sf::for_each_field: nothing here lists them),
-// with B = 1 and float32 products (the architecture: what a checkpoint stores).
-inline std::string config_literal(const sf::config& c) {
-  sf::config arch = c;
-  arch.B = 1;
-  arch.precision = sf::precision_kind::f32;
+// "{.V = 65, .T = 64, ..., .norm_eps = 0x1.4f8b588e368f1p-17, .rope_base = 0x1.388p+13}": every
+// field of sf::arch in declaration order (sf::for_each_field: nothing here lists them).
+inline std::string config_literal(const sf::arch& arch) {
   std::ostringstream o;
   const char* sep = "{";
   sf::for_each_field(

@@ -2,7 +2,7 @@
 // C++ header of constant data, for firmware (tools/staticformer/engine_run.cpp; docs/tools.md).
 //
 // The header (namespace --namespace, default sf_model):
-//   inline constexpr sf::config config;             the checkpoint's configuration, B = 1
+//   inline constexpr sf::arch config;               the checkpoint's architecture
 //   inline constexpr unsigned char vocab[];          token id i is the byte vocab[i]; vocab_size
 //   piece_offsets[], piece_bytes[], max_piece_bytes  what each token prints (sf::tokenizer::piece)
 //   using weights_type = sf::params<config> or sf::params<config, sf::int8>;
@@ -164,7 +164,7 @@ int export_config(const sf::io::file& f, const request& r, const sf::char_tokeni
     << "//   dec.use(" << r.ns << "::weights_for<" << r.ns << "::config>());   // read in place, from flash\n"
     << "#pragma once\n#include <bit>\n#include <cstddef>\n\n#include \"staticformer/params.hpp\"\n"
     << (int8 ? "#include \"staticformer/quantize.hpp\"\n" : "") << "\nnamespace " << r.ns << " {\n\n"
-    << "inline constexpr sf::config config" << config_literal(C) << ";\n\n"
+    << "inline constexpr sf::arch config" << config_literal(C) << ";\n\n"
     << "// The character tokenizer: token id i is the byte vocab[i].\n"
     << "inline constexpr std::size_t vocab_size = " << tok.size() << ";\n"
     << "inline constexpr unsigned char vocab[" << tok.size() << "] = ";
@@ -194,7 +194,7 @@ int export_config(const sf::io::file& f, const request& r, const sf::char_tokeni
   emit(o, root);
   o << ";\n#pragma GCC diagnostic pop\n\n// The weights for a program's configuration C: C must be this header's.\n"
     << "template <sf::config C>\nconstexpr const weights_type& weights_for() {\n"
-    << "  static_assert(sf::weights_config(C) == sf::weights_config(config),\n"
+    << "  static_assert(sf::arch_of(C) == config,\n"
     << "                \"" << r.ns << "::weights_for<C>: these weights are for the configuration " << described
     << " (" << name << "); the program's configuration C differs - export the checkpoint of the model this "
        "program runs, or use "

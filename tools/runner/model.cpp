@@ -1,7 +1,7 @@
 // staticformer-run: the model's forward, backward and AdamW step for every reference configuration
 // (sf::configs::known, `reference`). See tools/runner/model.hpp.
 #include <cstddef>
-#include <utility>
+#include <iterator>
 
 #include "model.hpp"
 
@@ -24,26 +24,22 @@ void model<C>::step(sf::adamw<sf::params<C>>& opt, sf::params<C>& p, const sf::p
   opt.step(p, g, lr);
 }
 
-// The definitions for every reference configuration: taking the functions' addresses here
-// instantiates them in this translation unit, where tools/staticformer-run.cpp finds them at link time.
-using any_function = void (*)();
-template <std::size_t I>
-const any_function* instantiate() {
-  constexpr sf::config C = sf::configs::known[I].value;
-  if constexpr (sf::configs::known[I].reference) {
-    static const any_function functions[] = {reinterpret_cast<any_function>(&model<C>::forward),
-                                             reinterpret_cast<any_function>(&model<C>::backward),
-                                             reinterpret_cast<any_function>(&model<C>::step)};
-    return functions;
-  }
-  return nullptr;
+// The definitions for every reference configuration: explicit instantiations, one per reference
+// entry of sf::configs::known (the static_assert below fails when the list changes, naming this
+// file), which tools/staticformer-run.cpp finds at link time.
+template struct model<sf::configs::known[0].value>;
+template struct model<sf::configs::known[1].value>;
+template struct model<sf::configs::known[2].value>;
+template struct model<sf::configs::known[3].value>;
+
+constexpr bool instantiated_every_reference() {
+  constexpr std::size_t instantiated = 4;  // the entries 0 .. 3 above
+  for (std::size_t i = 0; i < std::size(sf::configs::known); ++i)
+    if (sf::configs::known[i].reference != (i < instantiated)) return false;
+  return true;
 }
-template <std::size_t... I>
-const any_function* const* all(std::index_sequence<I...>) {
-  static const any_function* const each[] = {instantiate<I>()...};
-  return each;
-}
-extern const any_function* const* const instantiated;
-const any_function* const* const instantiated = all(std::make_index_sequence<std::size(sf::configs::known)>());
+static_assert(instantiated_every_reference(),
+              "tools/runner/model.cpp: instantiate model<C> for exactly the reference entries of sf::configs::known "
+              "(they come first in the list)");
 
 }  // namespace sf_run

@@ -1,6 +1,7 @@
 // The `staticformer` command's executables for one architecture (see main.cpp): what the two of
-// them share. An executable is compiled for the architecture SF_ENGINE_ARCH — an sf::config
-// expression: `sf::configs::nano` for the shapes CMake compiles in advance, or the one that
+// them share. An executable is compiled for the architecture SF_ENGINE_ARCH — an sf::arch
+// expression (or an sf::config, whose architecture it is): `sf::configs::nano` for the shapes
+// CMake compiles in advance, or the one that
 // `staticformer` writes into arch.hpp of its cache directory and includes with -include —, the
 // training executable also for SF_ENGINE_BATCH sequences a step and SF_ENGINE_PRECISION
 // products (run settings, not part of the architecture).
@@ -18,13 +19,13 @@
 #include "staticformer/params.hpp"
 
 #ifndef SF_ENGINE_ARCH
-#error "compile with -DSF_ENGINE_ARCH=<an sf::config> (the staticformer command and CMake do)"
+#error "compile with -DSF_ENGINE_ARCH=<an sf::arch> (the staticformer command and CMake do)"
 #endif
 
 namespace sf_engine {
 
-// The architecture: what a checkpoint stores (B = 1, float32 products).
-inline constexpr sf::config arch = sf::weights_config(SF_ENGINE_ARCH);
+// The architecture: what a checkpoint stores.
+inline constexpr sf::arch arch = sf::arch_of(SF_ENGINE_ARCH);
 
 // "staticformer run: message" on stderr; exit status 1 (2 for a bad command line).
 inline int fail(const char* command, const std::string& message, int status = 1) {
@@ -37,9 +38,9 @@ inline int fail(const char* command, const std::string& message, int status = 1)
 inline sf::io::result<sf::io::file> open_model(const std::string& path) {
   sf::io::result<sf::io::file> f = sf::io::file::open(path);
   if (!f) return f;
-  const sf::io::result<sf::config> found = sf::io::read_config(*f);
+  const sf::io::result<sf::arch> found = sf::io::read_config(*f);
   if (!found) return sf::status::error((path + ": not a staticformer checkpoint: " + found.message()).c_str());
-  if (sf::weights_config(*found) != arch)
+  if (*found != arch)
     return sf::status::error((path + ": its architecture (" + sf::io::describe(*found) +
                               ") is not this executable's (" + sf::io::describe(arch) + ")")
                                  .c_str());

@@ -59,7 +59,7 @@ std::string shown(unsigned char b) {
 // The name of the architecture in messages: a known shape's, else its description.
 std::string arch_name() {
   for (const sf::configs::named& k : sf::configs::known)
-    if (sf::weights_config(k.value) == arch) return k.name;
+    if (sf::arch_of(k.value) == arch) return k.name;
   return sf::io::describe(arch);
 }
 

@@ -40,10 +40,10 @@
 #include "staticformer/train.hpp"
 
 #ifndef SF_ENGINE_BATCH
-#define SF_ENGINE_BATCH (SF_ENGINE_ARCH).B
+#define SF_ENGINE_BATCH sf::config{SF_ENGINE_ARCH}.B
 #endif
 #ifndef SF_ENGINE_PRECISION
-#define SF_ENGINE_PRECISION (SF_ENGINE_ARCH).precision
+#define SF_ENGINE_PRECISION sf::config{SF_ENGINE_ARCH}.precision
 #endif
 
 namespace {
@@ -52,12 +52,7 @@ using sf_engine::arch;
 using sf_engine::fail;
 
 // The model as trained: the architecture with the run settings.
-constexpr sf::config trained = [] {
-  sf::config c = arch;
-  c.B = SF_ENGINE_BATCH;
-  c.precision = SF_ENGINE_PRECISION;
-  return c;
-}();
+constexpr sf::config trained{arch, {.B = SF_ENGINE_BATCH, .precision = SF_ENGINE_PRECISION}};
 static_assert(sf::check_config<trained>());
 
 constexpr std::size_t max_corpus_bytes = std::size_t{256} << 20;

@@ -107,7 +107,7 @@ std::string usage(std::string_view command = {}) {
 
 // --config FILE.json: an object of docs/model.md's metadata keys, with JSON values (numbers,
 // strings, booleans) or the metadata's strings.
-sf::io::result<sf::config> read_config_json(const std::string& path) {
+sf::io::result<sf::arch> read_config_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return sf::status::error(("cannot open '" + path + "': " + std::strerror(errno)).c_str());
   // At most 1 MiB and one byte more, to tell a larger file: reading a whole stream first would
@@ -137,15 +137,15 @@ sf::io::result<sf::config> read_config_json(const std::string& path) {
     else if (value.is_number_float()) m[key] = sf::io::detail::format_double(value.get<double>());
     else return sf::status::error(("'" + path + "': \"" + key + "\" must be a number, a string or a boolean").c_str());
   }
-  sf::io::result<sf::config> c = sf::io::config_from_metadata(m);
+  sf::io::result<sf::arch> c = sf::io::config_from_metadata(m);
   if (!c) return sf::status::error(("'" + path + "': " + c.message()).c_str());
   return c;
 }
 
 // The name of a known shape with this architecture (sf::configs::known), or nullptr.
-const sf::configs::named* known_shape(const sf::config& arch) {
+const sf::configs::named* known_shape(const sf::arch& arch) {
   for (const sf::configs::named& k : sf::configs::known)
-    if (sf::weights_config(k.value) == sf::weights_config(arch)) return &k;
+    if (sf::arch_of(k.value) == arch) return &k;
   return nullptr;
 }
 
@@ -226,7 +226,7 @@ fs::path cache_root() {
 }
 
 // What arch.hpp holds: the architecture and the run settings, as C++.
-std::string arch_header(const sf::config& arch, const engine& e, const std::string& from) {
+std::string arch_header(const sf::arch& arch, const engine& e, const std::string& from) {
   std::string name = from;  // (a comment: one line)
   std::replace(name.begin(), name.end(), '\n', ' ');
   std::replace(name.begin(), name.end(), '\r', ' ');
@@ -234,7 +234,7 @@ std::string arch_header(const sf::config& arch, const engine& e, const std::stri
   for (const char c : sf_export::config_literal(arch))
     if (c != '\n' && !(c == ' ' && !literal.empty() && literal.back() == ' ')) literal += c;
   std::string h = "// Written by staticformer for " + name + ": " + sf::io::describe(arch) + "\n" +
-                  "#define SF_ENGINE_ARCH (sf::config" + literal + ")\n";
+                  "#define SF_ENGINE_ARCH (sf::arch" + literal + ")\n";
   if (e.kind == "train")
     h += "#define SF_ENGINE_BATCH " + std::to_string(e.batch) + "\n#define SF_ENGINE_PRECISION sf::precision_kind::" +
          sf::to_string(e.precision) + "\n";
@@ -260,7 +260,7 @@ int spawn_wait(const std::vector<std::string>& args, const std::string& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string slug(const sf::config& arch) {
+std::string slug(const sf::arch& arch) {
   std::string s;
   for (const char c : sf::io::describe(arch)) {
     if (c == ' ') s += '-';
@@ -276,7 +276,7 @@ struct located {
   bool exists = false;
 };
 
-located locate(const sf::config& arch, const engine& e, const build_info& b) {
+located locate(const sf::arch& arch, const engine& e, const build_info& b) {
   if (const sf::configs::named* k = known_shape(arch); k && !b.precompiled.empty()) {
     const bool settings_match =
         e.kind == "run" || (e.batch == k->value.B && e.precision == k->value.precision);
@@ -295,7 +295,7 @@ located locate(const sf::config& arch, const engine& e, const build_info& b) {
 }
 
 // Compiles the executable of (arch, e) into its cache directory.
-std::string build(const sf::config& arch, const engine& e, const build_info& b, const located& at,
+std::string build(const sf::arch& arch, const engine& e, const build_info& b, const located& at,
                   const std::string& from) {
   std::error_code ec;
   fs::create_directories(at.dir, ec);
@@ -398,7 +398,7 @@ int main(int argc, char** argv) {
       model = a;
     }
   }
-  sf::config arch;
+  sf::arch arch;
   std::string from;
   bool int8 = false;
   std::size_t tensors = 0, parameters = 0, file_bytes = 0;
@@ -407,14 +407,14 @@ int main(int argc, char** argv) {
   if (!config.empty()) {
     if (command != "train" && command != "bench" && command != "info" && command != "header")
       return fail_in(command, "takes a model, not --config", 2);
-    sf::io::result<sf::config> c = read_config_json(config);
+    sf::io::result<sf::arch> c = read_config_json(config);
     if (!c) return fail_in(command, c.message());
     arch = *c;
     from = config;
   } else if (!model.empty() && command != "train") {
     sf::io::result<sf::io::file> f = sf::io::file::open(model);
     if (!f) return fail_in(command, f.message());
-    sf::io::result<sf::config> c = sf::io::read_config(*f);
+    sf::io::result<sf::arch> c = sf::io::read_config(*f);
     if (!c) return fail_in(command, model + ": not a staticformer checkpoint: " + c.message());
     arch = *c;
     from = model;
@@ -439,7 +439,6 @@ int main(int argc, char** argv) {
     const sf::configs::named* k = known_shape(arch);
     e.batch = k ? k->value.B : 4;
   }
-  arch = sf::weights_config(arch);
 
   if (command == "header") {
     if (output.empty()) return fail_in("header", "-o FILE is needed", 2);

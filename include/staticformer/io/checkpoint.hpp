@@ -57,9 +57,9 @@ std::string step_name(std::int64_t step);                   // "optimizer-000003
 std::string join(const std::string& dir, const std::string& name);  // dir/name
 
 // The code of the templates below, over type-erased parameters (tensor_slots) and numbers.
-sf::status save_model(const std::string& path, const sf::config& c, const std::vector<slot>& p,
+sf::status save_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
                       const sf::char_tokenizer& tok, metadata_map extra);
-sf::status load_model(const std::string& path, const sf::config& c, const std::vector<slot>& p,
+sf::status load_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
                       sf::char_tokenizer* tok, metadata_map* metadata, const load_options& options);
 sf::status save_optimizer(const std::string& path, const sf::adamw_options& o, std::int64_t t,
                           const std::vector<slot>& m, const std::vector<slot>& v, const sf::data_state& data,

@@ -39,11 +39,11 @@ namespace detail {
 // storage): the configuration, every tensor present with its dtype (F32 also into F64) and
 // shape, none unexpected, the weights finite unless options.allow_non_finite; then the copies
 // into the slots' storage (which must be writable). Nothing is written on error.
-sf::status load_slots(const file& f, const sf::config& c, const std::vector<slot>& slots,
+sf::status load_slots(const file& f, const sf::arch& c, const std::vector<slot>& slots,
                       const load_options& options);
 // Writes docs/model.md's checkpoint of configuration c: the slots (under their names) and the
 // configuration as metadata, plus `extra` (which may not redefine a configuration key).
-sf::status save_slots(const std::string& path, const sf::config& c, const std::vector<slot>& slots,
+sf::status save_slots(const std::string& path, const sf::arch& c, const std::vector<slot>& slots,
                       const metadata_map& extra);
 }  // namespace detail
 

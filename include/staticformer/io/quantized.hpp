@@ -43,7 +43,7 @@ bool is_quantized(const file& f);
 namespace detail {
 // The metadata of an int8 checkpoint of configuration c (the configuration, the quantization,
 // the group size) plus `extra`, which may redefine none of them.
-sf::status set_quantized_metadata(writer& w, const sf::config& c, const metadata_map& extra);
+sf::status set_quantized_metadata(writer& w, const sf::arch& c, const metadata_map& extra);
 
 // One leaf of sf::params<C, sf::int8>, type-erased: a matrix (an sf::q8_weight, stored as
 // "<name>.q8" I8 (N, K) and "<name>.scale" F32 (N, groups)) or a float vector ("<name>", F32 of `shape`).
@@ -56,7 +56,7 @@ struct q8_slot {
 // Everything load_quantized checks before it copies anything: the file is an int8
 // checkpoint of configuration c with exactly the slots' tensors, dtypes and shapes, no int8
 // value of -128, every scale (and 127 times it) finite and not negative, the vectors finite.
-sf::status check_quantized(const file& f, const sf::config& c, const std::vector<q8_slot>& slots);
+sf::status check_quantized(const file& f, const sf::arch& c, const std::vector<q8_slot>& slots);
 }  // namespace detail
 
 template <sf::config C>

@@ -31,7 +31,7 @@ template <config C, class T = float>
 struct attention {
   static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H, N = C.B * C.T;
   static constexpr bool use_rope = C.position == position_kind::rope;
-  using params_t = attention_params<weights_config(C), T>;
+  using params_t = attention_params<arch_of(C), T>;
   using btd = typename types<C, T>::btd;
   using bhtt = typename types<C, T>::bhtt;
   using tt = tensor<T, Seq<C.T>, Seq<C.T>>;  // one head's (T, T) scores

@@ -1,6 +1,13 @@
-// staticformer/layers/ffn.hpp — position-wise feed-forward: act(f W1 + b1) W2 + b2.
+// staticformer/layers/ffn.hpp — the position-wise feed-forward, of the kind the architecture
+// names (sf::arch::ffn): sf::layers::ffn<C> is the layer of kind C.ffn, which the block
+// (model.hpp) and the decoder (decode.hpp) run.
 //
-// Layer interface (see model.hpp): state<Save>, scratch, forward, backward.
+// The kinds. Each is a specialization feed_forward<ffn_kind::K, C, T> (its parameters: a
+// specialization of params.hpp's feed_forward_params) with the layer interface (see model.hpp: state<Save>, scratch,
+// forward, backward) and rows(lin, y, x, p, h, a), the forward of any R rows that training,
+// prefill and single steps share. A kind in its own header includes this one and is registered
+// by one #include line at the end of this file.
+//   mlp  y = act(x W1 + b1) W2 + b2   (below)
 #pragma once
 #include <cstddef>
 
@@ -12,11 +19,16 @@
 
 namespace sf::layers {
 
-template <config C, class T = float>
-struct ffn {
+template <ffn_kind K, config C, class T>
+struct feed_forward;
+template <config C, class T = float> using ffn = feed_forward<C.ffn, C, T>;
+
+// mlp: h = x W1 + b1;  a = act(h);  y = a W2 + b2
+template <config C, class T>
+struct feed_forward<ffn_kind::mlp, C, T> {
   static constexpr std::size_t N = C.B * C.T, D = C.D, F = C.F;
   using act = activation<C.activation, T>;
-  using params_t = ffn_params<weights_config(C), T>;
+  using params_t = ffn_params<arch_of(C), T>;
   using btd = typename types<C, T>::btd;
   using btf = typename types<C, T>::btf;
 
@@ -71,3 +83,5 @@ struct ffn {
 };
 
 }  // namespace sf::layers
+
+// The kinds in headers of their own, one #include line each (none yet).

@@ -23,7 +23,7 @@ struct norm {
   static constexpr std::size_t N = C.B * C.T;  // rows
   static constexpr bool layernorm = C.norm == norm_kind::layernorm;
   static constexpr T eps = static_cast<T>(C.norm_eps);
-  using params_t = norm_params<weights_config(C), T>;
+  using params_t = norm_params<arch_of(C), T>;
   using btd = typename types<C, T>::btd;
   using bt = typename types<C, T>::bt;
 

@@ -17,9 +17,10 @@ namespace sf::layers {
 
 namespace detail {
 inline constexpr double ln_10000 = 9.210340371976184;
-// θ = t · 10000^(-2i/n)
-constexpr double position_angle(std::size_t t, std::size_t i, std::size_t n) {
-  return static_cast<double>(t) * math::exp(-static_cast<double>(2 * i) / static_cast<double>(n) * ln_10000);
+static_assert(math::log(1e4) == ln_10000);  // (so RoPE's default base gives the same tables as this constant)
+// θ = t · base^(-2i/n), ln_base = ln(base)
+constexpr double position_angle(std::size_t t, std::size_t i, std::size_t n, double ln_base = ln_10000) {
+  return static_cast<double>(t) * math::exp(-static_cast<double>(2 * i) / static_cast<double>(n) * ln_base);
 }
 }  // namespace detail
 
@@ -47,7 +48,7 @@ struct sinusoidal {
 };
 
 // RoPE: rotate the pairs (2i, 2i+1) of every head's q (or k) at position t by t·ω_i,
-// ω_i = 10000^(-2i/d_k), t 0-based:
+// ω_i = rope_base^(-2i/d_k) (rope_base: the config's, 10000 by default), t 0-based:
 //   x'[2i]   = x[2i] cos θ - x[2i+1] sin θ
 //   x'[2i+1] = x[2i] sin θ + x[2i+1] cos θ
 // Backward is the inverse rotation (Rᵀ = R(-θ)).
@@ -65,7 +66,7 @@ struct rope {
     tables r{};
     for (std::size_t t = 0; t < S; ++t)
       for (std::size_t i = 0; i < dk / 2; ++i) {
-        const double theta = detail::position_angle(t, i, dk);
+        const double theta = detail::position_angle(t, i, dk, math::log(C.rope_base));
         r.cos(t, i) = static_cast<T>(math::cos(theta));
         r.sin(t, i) = static_cast<T>(math::sin(theta));
       }
