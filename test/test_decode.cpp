@@ -129,6 +129,7 @@ TEST(Decode, RefGpt2EveryBoundary) { check_config_all_boundaries<sf::configs::re
 TEST(Decode, RefLlamaEveryBoundary) { check_config_all_boundaries<sf::configs::ref_llama>(); }
 TEST(Decode, RefVaswaniEveryBoundary) { check_config_all_boundaries<sf::configs::ref_vaswani>(); }
 TEST(Decode, NanoEveryBoundary) { check_config_all_boundaries<sf::configs::nano>(); }
+TEST(Decode, RefLlama2EveryBoundary) { check_config_all_boundaries<sf::configs::ref_llama2>(); }  // gated (SwiGLU)
 // sf::small_ram (no prefill chunk buffers, a tied head read in place) and an odd chunk size: the
 // same bits, less memory.
 TEST(Decode, SmallRamOptions) {
@@ -136,6 +137,7 @@ TEST(Decode, SmallRamOptions) {
     check_prefill_then_steps<sf::configs::ref_gpt2, sf::small_ram>(n, 300 + n);  // tied, learned
     check_prefill_then_steps<sf::configs::ref_llama, sf::small_ram>(n, 310 + n);  // untied, RoPE
     check_prefill_then_steps<sf::configs::ref_vaswani, sf::small_ram>(n, 320 + n);
+    check_prefill_then_steps<sf::configs::ref_llama2, sf::small_ram>(n, 350 + n);  // gated: a second F buffer
     check_prefill_then_steps<sf::configs::ref_gpt2, sf::decoder_options{.prefill_chunk = 5}>(n, 330 + n);
     check_prefill_then_steps<sf::configs::ref_gpt2, sf::decoder_options{.tied_head_copy = false}>(n, 340 + n);
   }

@@ -110,6 +110,7 @@ TEST(Int8, QuantizeRoundTrip) {
   check_quantize_roundtrip<sf::configs::ref_gpt2>();
   check_quantize_roundtrip<sf::configs::ref_llama>();
   check_quantize_roundtrip<sf::configs::ref_vaswani>();
+  check_quantize_roundtrip<sf::configs::ref_llama2>();
 }
 
 TEST(Int8, DecoderConsistentAndCloseToFloat) {
@@ -117,6 +118,9 @@ TEST(Int8, DecoderConsistentAndCloseToFloat) {
     check_int8_decoder<sf::configs::ref_gpt2>(n0, 0.03);
     check_int8_decoder<sf::configs::ref_llama>(n0, 0.03);
     check_int8_decoder<sf::configs::ref_vaswani>(n0, 0.03);
+    // gated: three int8 products per feed-forward, two of whose outputs are multiplied, so their
+    // relative errors add (about √2 × one product's): 0.045 = √2 × 0.03 (measured 2.8–3.3% here)
+    check_int8_decoder<sf::configs::ref_llama2>(n0, 0.045);
   }
 }
 

@@ -152,7 +152,7 @@ TEST_P(Golden, RunnerAgreesWithPyTorch) {
 
 std::vector<golden_case> cases() {
   std::vector<golden_case> c;
-  for (const char* cfg : {"ref-gpt2", "ref-llama", "ref-vaswani", "nano"})
+  for (const char* cfg : {"ref-gpt2", "ref-llama", "ref-vaswani", "nano", "ref-llama2"})
     for (const char* pad : {"none", "left", "right"}) c.push_back({cfg, pad});
   return c;
 }
@@ -186,7 +186,7 @@ TEST(Runner, RefusesUnknownConfigurationListingKnownOnes) {
   text.resize(std::fread(text.data(), 1, text.size(), f));
   std::fclose(f);
   EXPECT_NE(text.find("no compiled configuration matches"), std::string::npos) << text;
-  for (const char* name : {"ref-gpt2", "ref-llama", "ref-vaswani", "nano"})
+  for (const char* name : {"ref-gpt2", "ref-llama", "ref-vaswani", "nano", "ref-llama2"})
     EXPECT_NE(text.find(name), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(dir / "r.safetensors"));
 }

@@ -56,6 +56,10 @@ TEST(GradCheck, FfnRelu) { ffn_check<small(N::layernorm, P::learned, A::relu, tr
 TEST(GradCheck, FfnGelu) { ffn_check<small(N::layernorm, P::learned, A::gelu, true, false)>(); }
 TEST(GradCheck, FfnGeluTanh) { ffn_check<small(N::layernorm, P::learned, A::gelu_tanh, true, false)>(); }
 TEST(GradCheck, FfnNoBias) { ffn_check<small(N::layernorm, P::learned, A::gelu_tanh, false, false)>(); }
+TEST(GradCheck, FfnSilu) { ffn_check<small(N::layernorm, P::learned, A::silu, true, false)>(); }
+// The gated kind: SwiGLU (silu, no biases, as LLaMA) and GeGLU with biases.
+TEST(GradCheck, FfnSwiGLU) { ffn_check<gated(small(N::rmsnorm, P::rope, A::silu, false, false))>(); }
+TEST(GradCheck, FfnGeGLUBias) { ffn_check<gated(small(N::layernorm, P::learned, A::gelu, true, false))>(); }
 
 // ------------------------------------------------------------------------- attention
 enum class pad_mode { none, left, right, full_row };

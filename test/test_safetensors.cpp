@@ -170,5 +170,5 @@ TEST(SafetensorsParams, OptionalConfigKeys) {
   EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata 'n_kv_heads': expected a positive integer, found \"0\"");
   kv.erase("n_kv_heads");
   kv["ffn"] = "swiglu";
-  EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata 'ffn': expected \"mlp\", found \"swiglu\"");
+  EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata 'ffn': expected \"mlp\" or \"gated\", found \"swiglu\"");
 }

@@ -53,8 +53,8 @@ void check_backend() {
                    sf_test::rows_worst<V, 17>(4), sf_test::rows_worst<V, 64>(5), sf_test::rows_worst<V, 65>(6),
                    sf_test::rows_worst<V, 100>(7), sf_test::rows_worst<V, 256>(8)})
     worst = w > worst ? w : worst;
-  std::printf("[ %-6s rows ] softmax/gelu/gelu_tanh: worst error %.3f of the tolerance\n", V::name, worst);
-  EXPECT_LE(worst, 1.0) << V::name << ": softmax_row / gelu_row / gelu_tanh_row";
+  std::printf("[ %-6s rows ] softmax/gelu/gelu_tanh/silu: worst error %.3f of the tolerance\n", V::name, worst);
+  EXPECT_LE(worst, 1.0) << V::name << ": softmax_row / gelu_row / gelu_tanh_row / silu_row";
 }
 }  // namespace
 
@@ -98,6 +98,7 @@ TEST(vmath, emulated_twin_is_bit_identical) {
   EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::tanh_row<1031, V>(y, y); })) << "tanh_row";
   EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::gelu_row<1031, V>(y, y); })) << "gelu_row";
   EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::gelu_tanh_row<1031, V>(y, y); })) << "gelu_tanh_row";
+  EXPECT_TRUE(twin_same([]<class V>(float* y) { sf::simd::silu_row<1031, V>(y, y); })) << "silu_row";
   for (std::size_t n : {1u, 7u, 16u, 33u, 64u, 65u, 1031u}) {
     twin_x[n / 2] = -std::numeric_limits<float>::infinity();  // a masked entry
     EXPECT_TRUE(twin_same([n]<class V>(float* y) { sf::simd::softmax_scaled<V>(y, n, 0.125f); }))

@@ -184,6 +184,13 @@ double rows_worst(std::uint32_t seed) {
     if (!(q <= worst)) worst = q;
     if (!(qt <= worst)) worst = qt;
   }
+  // silu: e^{-x} within 1 ulp (2u relative), then 1 + e^{-x} and the division each round once
+  sf::simd::silu_row<N, V>(g, x);
+  for (std::size_t i = 0; i < N; ++i) {
+    const double xi = x[i], ref = xi / (1 + std::exp(-xi)), tol = 6 * u * std::fabs(ref);
+    const double e = std::fabs(g[i] - ref), q = tol > 0 ? e / tol : (e > 0 ? 1e300 : 0);
+    if (!(q <= worst)) worst = q;
+  }
   return worst;
 }
 

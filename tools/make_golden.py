@@ -53,6 +53,8 @@ CONFIGS = {
                         activation="gelu", tied=False, bias=True),
     "nano": dict(V=65, T=64, D=64, H=4, L=2, F=256, B=4, norm="layernorm", position="learned",
                  activation="gelu_tanh", tied=True, bias=True),
+    "ref-llama2": dict(V=90, T=20, D=48, H=6, L=2, F=100, B=2, norm="rmsnorm", position="rope",
+                       activation="silu", tied=False, bias=False, ffn="gated"),
 }
 NORM_EPS = 1e-5
 PADS = ("none", "left", "right")
@@ -63,6 +65,7 @@ SMALL = {
     ("ref-llama", "none"): True, ("ref-llama", "left"): False, ("ref-llama", "right"): False,
     ("ref-vaswani", "none"): True, ("ref-vaswani", "left"): False, ("ref-vaswani", "right"): False,
     ("nano", "none"): False,
+    ("ref-llama2", "none"): True, ("ref-llama2", "left"): False, ("ref-llama2", "right"): False,
 }
 
 ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, steps=3)
@@ -85,7 +88,7 @@ def init_params(cfg, gen):
         leaf = name.rsplit(".", 1)[1]
         if name.endswith("norm1.weight") or name.endswith("norm2.weight") or name == "norm_f.weight":
             t = 1.0 + 0.1 * torch.randn(shape, generator=gen, dtype=torch.float64)
-        elif leaf in ("bias", "bq", "bk", "bv", "bo", "b1", "b2"):
+        elif leaf in ("bias", "bq", "bk", "bv", "bo", "b1", "b2", "b3"):
             t = 0.1 * torch.randn(shape, generator=gen, dtype=torch.float64)
         else:
             t = 0.2 * torch.randn(shape, generator=gen, dtype=torch.float64)
@@ -99,7 +102,7 @@ def init_params(cfg, gen):
 def config_of(cfg):
     return sfm.Config(vocab=cfg["V"], context=cfg["T"], d_model=cfg["D"], n_heads=cfg["H"], n_layers=cfg["L"],
                       d_ff=cfg["F"], norm=cfg["norm"], position=cfg["position"], activation=cfg["activation"],
-                      tied=cfg["tied"], bias=cfg["bias"], norm_eps=NORM_EPS)
+                      tied=cfg["tied"], bias=cfg["bias"], norm_eps=NORM_EPS, ffn=cfg.get("ffn", "mlp"))
 
 
 # The smallest |x| / rms(x) of a ReLU input seen in float64 since the last reset (generate()).

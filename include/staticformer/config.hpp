@@ -28,7 +28,7 @@ namespace sf {
 
 enum class norm_kind { layernorm, rmsnorm };
 enum class position_kind { learned, sinusoidal, rope };
-enum class activation_kind { relu, gelu, gelu_tanh };
+enum class activation_kind { relu, gelu, gelu_tanh, silu };
 // The precision policy of the matrix products (the only thing it changes):
 //   f32   float32 operands and sums: the exact path, the default.
 //   bf16  the usual mixed-precision recipe: the products of the linear layers and the LM head
@@ -39,8 +39,11 @@ enum class activation_kind { relu, gelu, gelu_tanh };
 //         (weights_config resets it), so a model trained in bf16 is an ordinary float model.
 enum class precision_kind { f32, bf16 };
 
-// The feed-forward's kind: mlp is W2·act(W1·x + b1) + b2 (layers/ffn.hpp).
-enum class ffn_kind { mlp };
+// The feed-forward's kind (layers/ffn.hpp):
+//   mlp    y = act(x W1 + b1) W2 + b2
+//   gated  y = (act(x W1 + b1) ⊙ (x W3 + b3)) W2 + b2: with silu, LLaMA's SwiGLU (W1 the gate,
+//          W3 the up projection, W2 the down one); with gelu, GeGLU
+enum class ffn_kind { mlp, gated };
 
 // What a checkpoint stores: docs/model.md's architecture. Every field is a metadata key of a
 // checkpoint (src/io/config_codec.cpp spells them; `kv_heads`, `ffn` and `rope_base` are
@@ -100,7 +103,7 @@ constexpr arch arch_of(const arch& a) { return a; }
 template <class E> struct enum_names;
 template <> struct enum_names<ffn_kind> {
   static constexpr const char* type = "sf::ffn_kind";  // (a generated C++ literal names it)
-  static constexpr const char* value[] = {"mlp"};
+  static constexpr const char* value[] = {"mlp", "gated"};
 };
 template <> struct enum_names<norm_kind> {
   static constexpr const char* type = "sf::norm_kind";  // (a generated C++ literal names it)
@@ -112,7 +115,7 @@ template <> struct enum_names<position_kind> {
 };
 template <> struct enum_names<activation_kind> {
   static constexpr const char* type = "sf::activation_kind";  // (a generated C++ literal names it)
-  static constexpr const char* value[] = {"relu", "gelu", "gelu_tanh"};
+  static constexpr const char* value[] = {"relu", "gelu", "gelu_tanh", "silu"};
 };
 template <> struct enum_names<precision_kind> {
   static constexpr const char* type = "sf::precision_kind";  // (a generated C++ literal names it)
@@ -224,6 +227,11 @@ inline constexpr config nano{{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 25
                               .position = position_kind::learned, .activation = activation_kind::gelu_tanh,
                               .tied = true, .bias = true},
                              {.B = 4}};
+// LLaMA-2's block (llama2.c's model.py): SwiGLU with a hidden width that is no power of two.
+inline constexpr config ref_llama2{{.V = 90, .T = 20, .D = 48, .H = 6, .L = 2, .F = 100, .ffn = ffn_kind::gated,
+                                    .norm = norm_kind::rmsnorm, .position = position_kind::rope,
+                                    .activation = activation_kind::silu, .tied = false, .bias = false},
+                                   {.B = 2}};
 // Benchmark shapes (GPT-2 style).
 inline constexpr config micro{{.V = 256, .T = 128, .D = 128, .H = 4, .L = 4, .F = 512}, {.B = 4}};
 inline constexpr config small{{.V = 512, .T = 256, .D = 192, .H = 6, .L = 6, .F = 768}, {.B = 2}};
@@ -241,7 +249,8 @@ struct named {
 };
 inline constexpr named known[] = {{"nano", nano, true},         {"ref-gpt2", ref_gpt2, true},
                                   {"ref-llama", ref_llama, true}, {"ref-vaswani", ref_vaswani, true},
-                                  {"micro", micro, false},        {"small", small, false}};
+                                  {"ref-llama2", ref_llama2, true}, {"micro", micro, false},
+                                  {"small", small, false}};
 }  // namespace configs
 
 }  // namespace sf

@@ -182,6 +182,7 @@ class decoder {
   using norm = layers::norm<C, T>;
   using attn = layers::attention<C, T>;
   using ffn = layers::ffn<C, T>;
+  static constexpr bool gated_buffers = ffn::decode_buffers == 2;  // the feed-forward's rows need two (R, F) buffers
   using emb = layers::embedding<C, T>;
 
   // The product the layers run with (sf::linear's interface, matmul.hpp): the float matrix
@@ -338,7 +339,8 @@ class decoder {
       for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
       // x += ffn(norm2(x))
       for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm2);
-      ffn::rows(lin, cy_, ca_, bp.ffn, ch_, ch_);
+      if constexpr (gated_buffers) ffn::decode_rows(lin, cy_, ca_, bp.ffn, ch_, ch2_);
+      else ffn::decode_rows(lin, cy_, ca_, bp.ffn, ch_, none{});
       for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
     }
   }
@@ -363,7 +365,8 @@ class decoder {
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
       // x += ffn(norm2(x))
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
-      ffn::rows(lin, y, a, bp.ffn, f, f);
+      if constexpr (gated_buffers) ffn::decode_rows(lin, y, a, bp.ffn, f, rf{f2_.data() + b0 * F});
+      else ffn::decode_rows(lin, y, a, bp.ffn, f, none{});
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
     }
     for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), p.norm_f);
@@ -386,11 +389,13 @@ class decoder {
   // feed-forward's hidden rows, attention's q, k, v, o rows and one query's scores per head
   rows_d x_{}, a_{}, y_{};
   rows_f f_{};
+  [[no_unique_address]] maybe<gated_buffers, rows_f> f2_{};  // a second (B, F) when the feed-forward needs it
   typename attn::template rows_scratch<B, false> sw_{};
   tensor<T, Model<D>> row_{};  // one (D) scratch row: the final norm of a prefill's last position, an int8 position row
   // prefill chunk buffers (P rows; none when P = 1)
   [[no_unique_address]] maybe<chunks, chunk_d> cx_{}, ca_{}, cy_{};
   [[no_unique_address]] maybe<chunks, chunk_f> ch_{};
+  [[no_unique_address]] maybe<chunks && gated_buffers, chunk_f> ch2_{};
   [[no_unique_address]] maybe<chunks, typename attn::template rows_scratch<P, true>> cw_{};
 };
 

@@ -88,6 +88,17 @@ struct feed_forward_params<ffn_kind::mlp, A, T> {
   BOOST_HANA_DEFINE_STRUCT(feed_forward_params, (w1_t, w1), (b1_t, b1), (w2_t, w2), (b2_t, b2));  // (D,F) (F) (F,D) (D)
 };
 
+// gated (LLaMA's SwiGLU with silu): w1 the gate, w3 the up projection, w2 the down one.
+template <arch A, class T>
+struct feed_forward_params<ffn_kind::gated, A, T> {
+  using w1_t = typename types<A, T>::mat_df;
+  using w2_t = typename types<A, T>::mat_fd;
+  using b1_t = maybe<A.bias, typename types<A, T>::vec_f>;
+  using b2_t = maybe<A.bias, typename types<A, T>::vec_d>;
+  BOOST_HANA_DEFINE_STRUCT(feed_forward_params, (w1_t, w1), (b1_t, b1), (w2_t, w2), (b2_t, b2), (w1_t, w3),
+                           (b1_t, b3));  // (D,F) (F) (F,D) (D) (D,F) (F)
+};
+
 template <arch A, class T = float>
 struct block_params {
   using norm_t = norm_params<A, T>;

@@ -25,7 +25,8 @@ __all__ = ["Config", "REFERENCE_CONFIGS", "StaticformerLM", "load", "save", "for
 
 NORMS = ("layernorm", "rmsnorm")
 POSITIONS = ("learned", "sinusoidal", "rope")
-ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
+FFNS = ("mlp", "gated")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,12 @@ class Config:
     tied: bool = True                # lm_head = tok_emb^T
     bias: bool = True                # biases of attention and FFN
     norm_eps: float = 1e-5
+    # Optional metadata keys (written only when not the default, the default when absent):
+    n_kv_heads: int = 0              # heads of K and V; 0 = n_heads (only that is implemented)
+    ffn: str = "mlp"                 # mlp | gated (gated + silu = LLaMA's SwiGLU: w2(silu(x w1) * (x w3)))
+    rope_theta: float = 10000.0      # RoPE's base
+
+    OPTIONAL = {"n_kv_heads": 0, "ffn": "mlp", "rope_theta": 10000.0}
 
     def __post_init__(self):
         for f in ("vocab", "context", "d_model", "n_heads", "n_layers", "d_ff"):
@@ -51,7 +58,15 @@ class Config:
                 raise ValueError(f"config '{f}' must be a positive integer, found {v!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
-        for f, allowed in (("norm", NORMS), ("position", POSITIONS), ("activation", ACTIVATIONS)):
+        if self.n_kv_heads == self.n_heads:
+            object.__setattr__(self, "n_kv_heads", 0)
+        if self.n_kv_heads not in (0,):
+            raise ValueError(f"n_kv_heads {self.n_kv_heads} differs from n_heads {self.n_heads}: "
+                             "grouped-query attention is not implemented")
+        if not self.rope_theta > 0:
+            raise ValueError(f"config 'rope_theta' must be a positive number, found {self.rope_theta!r}")
+        object.__setattr__(self, "rope_theta", float(self.rope_theta))
+        for f, allowed in (("norm", NORMS), ("position", POSITIONS), ("activation", ACTIVATIONS), ("ffn", FFNS)):
             if getattr(self, f) not in allowed:
                 raise ValueError(f"config '{f}': expected one of {', '.join(allowed)}, found {getattr(self, f)!r}")
         if self.position == "rope" and (self.d_model // self.n_heads) % 2:
@@ -73,6 +88,9 @@ class Config:
             "norm": self.norm, "position": self.position, "activation": self.activation,
             "tied": "true" if self.tied else "false", "bias": "true" if self.bias else "false",
             "norm_eps": repr(float(self.norm_eps)),  # "1e-05", the shortest round-trip form
+            **({"n_kv_heads": str(self.n_kv_heads)} if self.n_kv_heads else {}),
+            **({"ffn": self.ffn} if self.ffn != "mlp" else {}),
+            **({"rope_theta": _number(self.rope_theta)} if self.rope_theta != 10000.0 else {}),
         }
 
     @classmethod
@@ -83,6 +101,8 @@ class Config:
         kw = {}
         for f in fields(cls):
             if f.name not in meta:
+                if f.name in cls.OPTIONAL:
+                    continue
                 raise ValueError(f"missing metadata '{f.name}'")
             v = meta[f.name]
             try:
@@ -108,7 +128,22 @@ class Config:
         s = (f"V={self.vocab} T={self.context} D={self.d_model} H={self.n_heads} L={self.n_layers} "
              f"F={self.d_ff} {self.norm} {self.position} {self.activation} "
              f"{'tied' if self.tied else 'untied'} {'bias' if self.bias else 'no-bias'}")
-        return s if self.norm_eps == 1e-5 else s + f" norm_eps={self.norm_eps!r}"
+        if self.ffn != "mlp":
+            s = s.replace(f" {self.norm} ", f" {self.ffn} {self.norm} ", 1)
+        if self.norm_eps != 1e-5:
+            s += f" norm_eps={self.norm_eps!r}"
+        if self.rope_theta != 10000.0:
+            s += f" rope_base={_number(self.rope_theta)}"
+        return s
+
+
+def _number(v):
+    """A number as the C++ side writes it (printf's %.17g, shortest that round-trips: 5e+05, 10000)."""
+    for digits in range(1, 18):
+        s = f"{v:.{digits}g}"
+        if float(s) == v:
+            return s
+    return repr(v)
 
 
 # docs/model.md's reference configurations (compiled into staticformer-run), with their batch sizes.
@@ -117,6 +152,7 @@ REFERENCE_CONFIGS = {
     "ref-llama": (Config(96, 24, 48, 6, 3, 96, "rmsnorm", "rope", "relu", False, False), 3),
     "ref-vaswani": (Config(50, 12, 40, 5, 1, 160, "layernorm", "sinusoidal", "gelu", False, True), 1),
     "nano": (Config(65, 64, 64, 4, 2, 256, "layernorm", "learned", "gelu_tanh", True, True), 4),
+    "ref-llama2": (Config(90, 20, 48, 6, 2, 100, "rmsnorm", "rope", "silu", False, False, ffn="gated"), 2),
 }
 
 
@@ -146,6 +182,10 @@ def param_shapes(cfg):
         out.append((p + "ffn.w2", (F, D)))
         if cfg.bias:
             out.append((p + "ffn.b2", (D,)))
+        if cfg.ffn == "gated":
+            out.append((p + "ffn.w3", (D, F)))
+            if cfg.bias:
+                out.append((p + "ffn.b3", (F,)))
     out.append(("norm_f.weight", (D,)))
     if ln:
         out.append(("norm_f.bias", (D,)))
@@ -178,6 +218,8 @@ def activation(kind, x):
         return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
     if kind == "gelu_tanh":
         return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    if kind == "silu":
+        return x / (1.0 + torch.exp(-x))
     raise ValueError(kind)
 
 
@@ -192,12 +234,12 @@ def sinusoidal(T, D, dtype):
     return pe.to(dtype)
 
 
-def rope(x):
-    """x: (B, H, T, dk). Rotate pairs (2i, 2i+1) by t * w_i, w_i = 10000^(-2i/dk)."""
+def rope(x, base=10000.0):
+    """x: (B, H, T, dk). Rotate pairs (2i, 2i+1) by t * w_i, w_i = base^(-2i/dk)."""
     T, dk = x.shape[-2], x.shape[-1]
     t = torch.arange(T, dtype=torch.float64)[:, None]
     i2 = torch.arange(0, dk, 2, dtype=torch.float64)[None, :]
-    omega = torch.pow(torch.tensor(10000.0, dtype=torch.float64), -i2 / dk)
+    omega = torch.pow(torch.tensor(float(base), dtype=torch.float64), -i2 / dk)
     ang = t * omega  # (T, dk/2)
     cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
     x0, x1 = x[..., 0::2], x[..., 1::2]
@@ -219,7 +261,7 @@ def attention(cfg, P, prefix, a, padding):
 
     q, k, v = proj("wq", "bq"), proj("wk", "bk"), proj("wv", "bv")
     if cfg.position == "rope":
-        q, k = rope(q), rope(k)
+        q, k = rope(q, cfg.rope_theta), rope(k, cfg.rope_theta)
     s = q @ k.transpose(-1, -2) / math.sqrt(dk)  # (B, H, T, T)
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=a.device))
     if padding is None:
@@ -244,6 +286,11 @@ def ffn(cfg, P, prefix, f, observe=None):
     if observe is not None:
         observe(prefix + "pre_activation", h)
     h = activation(cfg.activation, h)
+    if cfg.ffn == "gated":  # SwiGLU with silu: act(x W1 + b1) * (x W3 + b3)
+        g = f @ P[prefix + "w3"]
+        if cfg.bias:
+            g = g + P[prefix + "b3"]
+        h = h * g
     y = h @ P[prefix + "w2"]
     if cfg.bias:
         y = y + P[prefix + "b2"]
@@ -299,7 +346,8 @@ class _Block(nn.Module):
                             ([(b, (D,)) for b in ("bq", "bk", "bv", "bo")] if cfg.bias else []))
         self.norm2 = _Params([("weight", (D,))] + ([("bias", (D,))] if ln else []))
         self.ffn = _Params([("w1", (D, F))] + ([("b1", (F,))] if cfg.bias else []) +
-                           [("w2", (F, D))] + ([("b2", (D,))] if cfg.bias else []))
+                           [("w2", (F, D))] + ([("b2", (D,))] if cfg.bias else []) +
+                           ([("w3", (D, F))] + ([("b3", (F,))] if cfg.bias else []) if cfg.ffn == "gated" else []))
 
 
 class StaticformerLM(nn.Module):

@@ -89,7 +89,15 @@ class Checkpoints(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "RoPE needs an even head size"):
             sf.Config(10, 8, 12, 4, 1, 20, position="rope")
         with self.assertRaisesRegex(ValueError, "activation"):
-            sf.Config(10, 8, 12, 4, 1, 20, activation="silu")
+            sf.Config(10, 8, 12, 4, 1, 20, activation="swish")
+        with self.assertRaisesRegex(ValueError, "ffn"):
+            sf.Config(10, 8, 12, 4, 1, 20, ffn="swiglu")
+        # the optional keys: absent at their defaults, written and read back otherwise
+        self.assertNotIn("ffn", sf.Config(10, 8, 12, 4, 1, 20).metadata())
+        gated = sf.Config(10, 8, 16, 4, 1, 20, "rmsnorm", "rope", "silu", False, False, ffn="gated", rope_theta=5e5)
+        self.assertEqual(gated.metadata()["ffn"], "gated")
+        self.assertEqual(gated.metadata()["rope_theta"], "5e+05")
+        self.assertEqual(sf.Config.from_metadata(gated.metadata()), gated)
 
     def test_load_refuses_with_the_tensor_named(self):
         cfg = sf.REFERENCE_CONFIGS["ref-gpt2"][0]

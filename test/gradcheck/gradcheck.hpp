@@ -17,6 +17,11 @@ using T = double;
 constexpr sf::config small(sf::norm_kind n, sf::position_kind p, sf::activation_kind a, bool bias, bool tied) {
   return sf::config{{.V = 11, .T = 5, .D = 8, .H = 2, .L = 2, .F = 12, .norm = n, .position = p, .activation = a, .tied = tied, .bias = bias}, {.B = 2}};
 }
+// The same with the gated feed-forward (SwiGLU with silu).
+constexpr sf::config gated(sf::config c) {
+  c.ffn = sf::ffn_kind::gated;
+  return c;
+}
 using N = sf::norm_kind;
 using P = sf::position_kind;
 using A = sf::activation_kind;

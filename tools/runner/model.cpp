@@ -31,9 +31,10 @@ template struct model<sf::configs::known[0].value>;
 template struct model<sf::configs::known[1].value>;
 template struct model<sf::configs::known[2].value>;
 template struct model<sf::configs::known[3].value>;
+template struct model<sf::configs::known[4].value>;
 
 constexpr bool instantiated_every_reference() {
-  constexpr std::size_t instantiated = 4;  // the entries 0 .. 3 above
+  constexpr std::size_t instantiated = 5;  // the entries 0 .. 4 above
   for (std::size_t i = 0; i < std::size(sf::configs::known); ++i)
     if (sf::configs::known[i].reference != (i < instantiated)) return false;
   return true;

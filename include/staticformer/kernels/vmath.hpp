@@ -169,6 +169,15 @@ constexpr void gelu_tanh_row(float* y, const float* x) {
   });
 }
 
+// SiLU (LLaMA's gate): y = x σ(x) = x / (1 + e^{-x}), y and x (N), may alias.
+// Naive reference: for i < N: y[i] = x[i] / (1 + std::exp(-x[i]));
+template <std::size_t N, class V = native<float>>
+constexpr void silu_row(float* y, const float* x) {
+  detail::dispatch<V>([&]<class W>() {
+    detail::map_row<W, N>(y, x, [](typename W::reg v) { return W::div(v, W::add(W::set1(1.0f), vexp<W>(W::neg(v)))); });
+  });
+}
+
 // The one softmax kernel of the library (attention rows, the loss, softmax_row below).
 // x[i] = e^{s·x[i] - m} / Σ_j e^{s·x[j] - m} for i < n, m = max_i s·x[i], s = scale; -inf
 // entries (masked keys) give 0; a row with no finite entry (or n = 0) becomes all 0.

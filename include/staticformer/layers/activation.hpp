@@ -1,4 +1,4 @@
-// staticformer/layers/activation.hpp — relu, gelu (erf) and gelu_tanh, element-wise.
+// staticformer/layers/activation.hpp — relu, gelu (erf), gelu_tanh and silu, element-wise.
 #pragma once
 #include <cstddef>
 #include <type_traits>
@@ -20,17 +20,24 @@ struct activation {
   // relu(x) = max(x, 0)
   // gelu(x) = x Φ(x) = x (1 + erf(x/√2)) / 2
   // gelu_tanh(x) = x (1 + tanh(√(2/π) (x + 0.044715 x³))) / 2
+  // silu(x) = x σ(x) = x / (1 + e^{-x})
   static constexpr T f(T x) {
     if constexpr (A == activation_kind::relu) return x > T{0} ? x : T{0};
     else if constexpr (A == activation_kind::gelu) return T{0.5} * x * (T{1} + math::erf(x * inv_sqrt2));
+    else if constexpr (A == activation_kind::silu) return x / (T{1} + math::exp(-x));
     else return T{0.5} * x * (T{1} + math::tanh(sqrt_2_over_pi * (x + c * x * x * x)));
   }
 
   // relu'(x) = [x > 0]
   // gelu'(x) = Φ(x) + x φ(x),  φ(x) = e^{-x²/2} / √(2π)
   // gelu_tanh'(x) = (1 + t)/2 + x (1 - t²) √(2/π) (1 + 3·0.044715 x²) / 2,  t = tanh(√(2/π)(x + 0.044715 x³))
+  // silu'(x) = σ(x) (1 + x (1 - σ(x))),  σ(x) = 1 / (1 + e^{-x})
   static constexpr T df(T x) {
     if constexpr (A == activation_kind::relu) return x > T{0} ? T{1} : T{0};
+    else if constexpr (A == activation_kind::silu) {
+      const T s = T{1} / (T{1} + math::exp(-x));
+      return s * (T{1} + x * (T{1} - s));
+    }
     else if constexpr (A == activation_kind::gelu)
       return T{0.5} * (T{1} + math::erf(x * inv_sqrt2)) + x * inv_sqrt_2pi * math::exp(T{-0.5} * x * x);
     else {
@@ -45,6 +52,9 @@ struct activation {
     using reg = typename V::reg;
     if constexpr (A == activation_kind::relu) {
       return V::select(V::lt(V::zero(), x), V::set1(1.0f), V::zero());
+    } else if constexpr (A == activation_kind::silu) {
+      const reg s = V::div(V::set1(1.0f), V::add(V::set1(1.0f), simd::vexp<V>(V::neg(x))));
+      return V::fmadd(V::mul(s, x), V::sub(V::set1(1.0f), s), s);  // σ + xσ(1 - σ)
     } else if constexpr (A == activation_kind::gelu) {
       const reg cdf = V::fmadd(V::set1(0.5f), simd::verf<V>(V::mul(x, V::set1(inv_sqrt2))), V::set1(0.5f));
       const reg pdf = V::mul(V::set1(inv_sqrt_2pi), simd::vexp<V>(V::mul(V::set1(-0.5f), V::mul(x, x))));
@@ -65,6 +75,7 @@ struct activation {
   static constexpr void forward(T* y, const T* x) {
     if constexpr (std::is_same_v<T, float> && A != activation_kind::relu) {
       if constexpr (A == activation_kind::gelu) simd::gelu_row<n>(y, x);
+      else if constexpr (A == activation_kind::silu) simd::silu_row<n>(y, x);
       else simd::gelu_tanh_row<n>(y, x);
     } else {
       for (std::size_t i = 0; i < n; ++i) y[i] = f(x[i]);

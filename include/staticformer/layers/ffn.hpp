@@ -7,7 +7,10 @@
 // forward, backward) and rows(lin, y, x, p, h, a), the forward of any R rows that training,
 // prefill and single steps share. A kind in its own header includes this one and is registered
 // by one #include line at the end of this file.
-//   mlp  y = act(x W1 + b1) W2 + b2   (below)
+//   mlp    y = act(x W1 + b1) W2 + b2                  (below)
+//   gated  y = (act(x W1 + b1) ⊙ (x W3 + b3)) W2 + b2  (ffn_gated.hpp; silu: LLaMA's SwiGLU)
+// The decoder runs a kind through decode_rows(lin, y, x, p, f, f2) with decode_buffers (R, F)
+// buffers f, f2 (f2 is sf::none when decode_buffers is 1).
 #pragma once
 #include <cstddef>
 
@@ -63,6 +66,12 @@ struct feed_forward<ffn_kind::mlp, C, T> {
     });
     lin(y, a, p.w2, p.b2);
   }
+  // The decoder's: one (R,F) buffer, h and a in place.
+  static constexpr std::size_t decode_buffers = 1;
+  template <class Lin, class Y, class X, class P, class HF, class Unused>
+  static constexpr void decode_rows(const Lin& lin, Y&& y, const X& x, const P& p, HF&& f, Unused&&) {
+    rows(lin, y, x, p, f, f);
+  }
 
   // da = dy W2ᵀ;  dW2 += aᵀ dy;  db2 += Σ dy
   // dh = da ⊙ act'(h);  dW1 += xᵀ dh;  db1 += Σ dh;  dx = dh W1ᵀ
@@ -84,4 +93,5 @@ struct feed_forward<ffn_kind::mlp, C, T> {
 
 }  // namespace sf::layers
 
-// The kinds in headers of their own, one #include line each (none yet).
+// The kinds in headers of their own, one #include line each.
+#include "staticformer/layers/ffn_gated.hpp"
