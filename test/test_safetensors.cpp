@@ -164,6 +164,15 @@ TEST(SafetensorsParams, OptionalConfigKeys) {
   back = sf::io::config_from_metadata(kv);
   ASSERT_TRUE(back) << back.message();
   EXPECT_EQ(*back, sf::arch_of(sf::configs::ref_llama));
+  {  // and check_config agrees with read_config on it
+    sf::io::writer w;
+    w.set_metadata(kv);
+    auto bytes = w.serialize();
+    ASSERT_TRUE(bytes);
+    auto f = sf::io::file::parse(*bytes);
+    ASSERT_TRUE(f) << f.message();
+    EXPECT_TRUE(sf::io::check_config(*f, sf::configs::ref_llama));
+  }
   kv["n_kv_heads"] = "2";
   EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata: n_kv_heads 2 differs from n_heads 6: grouped-query attention is not implemented");
   kv["n_kv_heads"] = "0";
