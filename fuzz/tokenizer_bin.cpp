@@ -8,7 +8,7 @@
 // tokenizer, or with a small built-in one when the file was refused, with and without <s> and </s>:
 // every id must lie in the vocabulary, within max_tokens, </s> last when asked; a
 // too-small output must be refused; every id is decoded after the one before it and printed as
-// run.c's safe_printf would.
+// run.c's safe_printf would; the vector encode (merges by a heap) must give the same ids.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -61,6 +61,9 @@ void check_encode(const io::tokenizer_bin& t, std::string_view text, bool bos, b
     prev = ids[i];
   }
   SF_FUZZ_CHECK(printed <= n * t.max_piece_bytes(), "printed more than the pieces");
+  std::vector<std::int32_t> fast;  // the vector encode (merges with a heap): the same ids
+  SF_FUZZ_CHECK(t.encode(text, bos, eos, fast).is_ok(), "the vector encode failed");
+  SF_FUZZ_CHECK(fast.size() == n && std::equal(fast.begin(), fast.end(), ids.begin()), "the vector encode differs");
   // Too small an output is refused (the last id does not fit, or one before the merges).
   if (n > 0) {
     std::vector<std::int32_t> small(n - 1);

@@ -241,19 +241,31 @@ class bpe_tokenizer {  // an sf::tokenizer, with piece_after
   // The text of id on its own (not after <s>).
   constexpr std::string_view piece(std::int32_t id) const { return piece_after(-1, id); }
 
-  // run.c's encode(t, text, bos, eos, ids, &n): see the header comment.
+  // run.c's encode(t, text, bos, eos, ids, &n): see the header comment. O(n^2) pair look-ups for
+  // n tokens, as run.c (sf::io::tokenizer_bin::encode into a vector gives the same ids in O(n log n)).
   constexpr status encode(std::string_view text, bool bos, bool eos, std::span<std::int32_t> ids,
                           std::size_t& n) const {
+    status s = initial_tokens(text, bos, ids, n);
+    if (!s) return s;
+    n = merge(ids.first(n));
+    if (eos) {
+      if (n == ids.size())
+        return status::error("bpe tokenizer: the output holds ", ids.size(), " ids, too few for a text of ",
+                             text.size(), " bytes and </s> (max_tokens: ", max_tokens(text), ")");
+      ids[n++] = eos_id;
+    }
+    return status::ok();
+  }
+
+  // The first steps of encode: <s> if bos, the dummy prefix, the codepoints' pieces or bytes; before
+  // any merge (at most text.size() + 2 ids).
+  constexpr status initial_tokens(std::string_view text, bool bos, std::span<std::int32_t> ids, std::size_t& n) const {
     n = 0;
     if (size() == 0) return status::error("bpe tokenizer: no vocabulary (make() was not called)");
     auto push = [&](std::int32_t id) {
       if (n == ids.size()) return false;
       ids[n++] = id;
       return true;
-    };
-    auto fallback = [&](unsigned char byte) {
-      const std::int32_t id = byte + byte_fallback_offset;
-      return static_cast<std::size_t>(id) < size() ? id : unk_id;
     };
     bool fits = true;
     if (bos) fits = push(bos_id);
@@ -270,8 +282,14 @@ class bpe_tokenizer {  // an sf::tokenizer, with piece_after
     if (!fits)
       return status::error("bpe tokenizer: the output holds ", ids.size(), " ids, too few for a text of ", text.size(),
                            " bytes (max_tokens: ", max_tokens(text), ")");
+    return status::ok();
+  }
+
+  // The merges of encode, in place (ids must be in the vocabulary); returns the new count.
+  constexpr std::size_t merge(std::span<std::int32_t> ids) const {
+    std::size_t n = ids.size();
     while (n >= 2) {
-      float best_score = -1e10f;
+      float best_score = merge_floor;
       std::int32_t best_id = -1;
       std::size_t best_at = 0;
       for (std::size_t i = 0; i + 1 < n; ++i) {
@@ -287,17 +305,23 @@ class bpe_tokenizer {  // an sf::tokenizer, with piece_after
       for (std::size_t i = best_at + 1; i + 1 < n; ++i) ids[i] = ids[i + 1];
       --n;
     }
-    if (eos && !push(eos_id))
-      return status::error("bpe tokenizer: the output holds ", ids.size(), " ids, too few for a text of ", text.size(),
-                           " bytes and </s> (max_tokens: ", max_tokens(text), ")");
-    return status::ok();
+    return n;
   }
+  // run.c's starting best score: a pair merges only into a piece of a higher score (NaN never).
+  static constexpr float merge_floor = -1e10f;
+
   // The interface (sf::tokenizer): run.c's prompt encoding, with <s> and without </s>.
   constexpr status encode(std::string_view text, std::span<std::int32_t> ids, std::size_t& n) const {
     return encode(text, true, false, ids, n);
   }
 
  private:
+  // A byte's token: <0xXX>, id byte + 3, or <unk> when the vocabulary is too small for it.
+  constexpr std::int32_t fallback(unsigned char byte) const {
+    const std::int32_t id = byte + byte_fallback_offset;
+    return static_cast<std::size_t>(id) < size() ? id : unk_id;
+  }
+
   bpe_tables t_{};
   std::size_t max_piece_ = 0;
   std::int32_t space_ = -1;  // the id of " "

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <queue>
 #include <utility>
 
 namespace sf::io {
@@ -171,6 +172,68 @@ result<tokenizer_bin> tokenizer_bin::from_pieces(const std::vector<std::string>&
     return fail(origin, "a piece has ", longest, " bytes, more than max_token_length (", t.max_token_length_, ")");
   if (sf::status s = t.finish(origin); !s) return s;
   return t;
+}
+
+// run.c's merges with a heap: each step merges the pair of the highest score, the leftmost of equal
+// ones, exactly as its scan does; a pair's entry is stale once either token changed (version counts).
+sf::status tokenizer_bin::encode(std::string_view text, bool bos, bool eos, std::vector<std::int32_t>& ids) const {
+  ids.clear();
+  try {
+    ids.resize(text.size() + 2);
+    std::size_t n = 0;
+    if (sf::status s = core_.initial_tokens(text, bos, ids, n); !s) return s;
+    ids.resize(n);
+    struct pair {
+      float score;
+      std::size_t left, right;         // positions in the initial sequence
+      std::uint32_t left_v, right_v;  // their versions when the pair was seen
+      std::int32_t id;
+    };
+    auto lower = [](const pair& a, const pair& b) {  // the heap's top: highest score, then leftmost
+      return a.score < b.score || (a.score == b.score && a.left > b.left);
+    };
+    std::priority_queue<pair, std::vector<pair>, decltype(lower)> heap(lower);
+    constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> next(n), prev(n);
+    std::vector<std::uint32_t> version(n, 0);
+    std::vector<char> alive(n, 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      next[i] = i + 1 < n ? i + 1 : none;
+      prev[i] = i > 0 ? i - 1 : none;
+    }
+    auto consider = [&](std::size_t a, std::size_t b) {
+      if (a == none || b == none) return;
+      const std::int32_t id = core_.lookup(core_.raw_piece(ids[a]), core_.raw_piece(ids[b]));
+      if (id < 0) return;
+      const float score = core_.score(id);
+      if (score > sf::bpe_tokenizer::merge_floor) heap.push({score, a, b, version[a], version[b], id});
+    };
+    for (std::size_t i = 0; i + 1 < n; ++i) consider(i, i + 1);
+    while (!heap.empty()) {
+      const pair p = heap.top();
+      heap.pop();
+      if (!alive[p.left] || !alive[p.right] || next[p.left] != p.right || version[p.left] != p.left_v ||
+          version[p.right] != p.right_v)
+        continue;
+      ids[p.left] = p.id;
+      ++version[p.left];
+      alive[p.right] = 0;
+      ++version[p.right];
+      next[p.left] = next[p.right];
+      if (next[p.right] != none) prev[next[p.right]] = p.left;
+      consider(prev[p.left], p.left);
+      consider(p.left, next[p.left]);
+    }
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (alive[i]) ids[k++] = ids[i];
+    ids.resize(k);
+    if (eos) ids.push_back(sf::bpe_tokenizer::eos());
+  } catch (const std::bad_alloc&) {
+    ids.clear();
+    return sf::status::error("bpe tokenizer: not enough memory to encode ", text.size(), " bytes");
+  }
+  return sf::status::ok();
 }
 
 std::vector<std::byte> tokenizer_bin::serialize() const {

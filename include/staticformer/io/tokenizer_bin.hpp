@@ -6,6 +6,7 @@
 //   if (!t) puts(t.message());                  // names the file, the piece and what does not fit
 //   std::vector<std::int32_t> ids(t->max_tokens(text));  std::size_t n;
 //   t->encode(text, true, false, ids, n);         // run.c's encode; t is an sf::tokenizer itself
+//   std::vector<std::int32_t> all;  t->encode(corpus, all);   // the same ids, fast for long texts
 //   const sf::bpe_tokenizer& core = t->core();  // the freestanding view of its tables
 //
 // The file holds no vocabulary size (run.c takes it from the model file): open(path, V) reads
@@ -63,6 +64,11 @@ class tokenizer_bin {  // an sf::tokenizer (forwards to core())
   sf::status encode(std::string_view text, bool bos, bool eos, std::span<std::int32_t> ids, std::size_t& n) const {
     return core_.encode(text, bos, eos, ids, n);
   }
+  // The same ids as encode above, into a vector, with the merges in O(n log n) (a heap of the
+  // candidate pairs, by score then position): for long texts such as a training corpus, where
+  // run.c's O(n^2) scan takes hours. The second form is the interface's: <s>, no </s>.
+  sf::status encode(std::string_view text, bool bos, bool eos, std::vector<std::int32_t>& ids) const;
+  sf::status encode(std::string_view text, std::vector<std::int32_t>& ids) const { return encode(text, true, false, ids); }
   std::string_view piece(std::int32_t id) const { return core_.piece(id); }
   std::string_view piece_after(std::int32_t prev, std::int32_t id) const { return core_.piece_after(prev, id); }
   std::string_view raw_piece(std::int32_t id) const { return core_.raw_piece(id); }
