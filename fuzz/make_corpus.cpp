@@ -1,6 +1,7 @@
 // fuzz/make_corpus.cpp — writes the harnesses' seed corpus with the library's own writers:
 //
-//   make_corpus DIR     DIR/safetensors_params/*  DIR/checkpoint/*   (fuzz/corpus is its output)
+//   make_corpus DIR     DIR/safetensors_params/*  DIR/checkpoint/*  DIR/tokenizer_bin/*
+//                       (fuzz/corpus is its output)
 //
 // safetensors_params: a batch (with and without padding) for every configuration the harness
 // compiles; a float and an int8 model of each tiny configuration; the header alone (the data cut
@@ -9,13 +10,17 @@
 // checkpoint: for tiny_gpt2 and tiny_llama, a model file (tokenizer, train.step, train.optimizer)
 // and its optimizer file (moments, data position, training_settings) joined as the harness
 // splits them (fuzz_common.hpp), and the model file alone.
+// tokenizer_bin: test/data/bpe/tok512.bin, a vocabulary of the 3 special pieces, the 256 byte
+// pieces and a few merges, and one of 3 pieces, each joined with texts (UTF-8, invalid UTF-8, empty).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>  // getpid
@@ -26,6 +31,7 @@
 #include "staticformer/init.hpp"
 #include "staticformer/io/checkpoint.hpp"
 #include "staticformer/io/safetensors.hpp"
+#include "staticformer/io/tokenizer_bin.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/quantize.hpp"
@@ -175,6 +181,41 @@ void checkpoint(const fs::path& dir, const fs::path& tmp) {
   write_all(dir / ("model-only-" + name_of(C)), sf_fuzz::join(m, {}));
 }
 
+void tokenizer_bin(const fs::path& dir) {
+  std::vector<std::string> pieces = {"<unk>", "\n<s>\n", "\n</s>\n"};
+  const char hex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) pieces.push_back(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">");
+  for (const char* p : {" ", "e", "t", "h", " t", "th", "he", "the", " the", "\xc3\xa9"}) pieces.emplace_back(p);
+  std::vector<float> scores(pieces.size());
+  for (std::size_t i = 259; i < scores.size(); ++i) scores[i] = -static_cast<float>(i - 259);
+  auto bytes = [](const io::result<io::tokenizer_bin>& t) {
+    if (!t) die(t.message());
+    const std::vector<std::byte> b = t->serialize();
+    return std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(b.data()),
+                                     reinterpret_cast<const std::uint8_t*>(b.data()) + b.size());
+  };
+  const std::vector<std::uint8_t> bytes_vocab = bytes(io::tokenizer_bin::from_pieces(pieces, scores));
+  const std::vector<std::uint8_t> three = bytes(io::tokenizer_bin::from_pieces({"a", "b", "ab"}, {0, 0, 1}));
+  const std::vector<std::byte> tok512 = [] {
+    std::ifstream f(std::string(SF_SOURCE_DIR) + "/test/data/bpe/tok512.bin", std::ios::binary);
+    std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (c.empty()) die("cannot read test/data/bpe/tok512.bin");
+    std::vector<std::byte> b(c.size());
+    std::memcpy(b.data(), c.data(), c.size());
+    return b;
+  }();
+  const std::vector<std::uint8_t> shakespeare = bytes(io::tokenizer_bin::parse(tok512, 512));
+  auto text = [](std::string_view s) {
+    return std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()),
+                                     reinterpret_cast<const std::uint8_t*>(s.data()) + s.size());
+  };
+  write_all(dir / "tok512-shakespeare", sf_fuzz::join(shakespeare, text("First Citizen:\nBefore we proceed, hear me speak.")));
+  write_all(dir / "tok512-invalid-utf8", sf_fuzz::join(shakespeare, text("\x80\xc3 caf\xc3\xa9 \xe4\xb8\xad\xff\xf0\x9f\x98")));
+  write_all(dir / "tok512-empty-text", sf_fuzz::join(shakespeare, {}));
+  write_all(dir / "bytes-the", sf_fuzz::join(bytes_vocab, text("the then thé  \x01\n")));
+  write_all(dir / "three-pieces", sf_fuzz::join(three, text("abab ba")));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +226,8 @@ int main(int argc, char** argv) {
   const fs::path root = argv[1], st = root / "safetensors_params", ck = root / "checkpoint";
   fs::create_directories(st);
   fs::create_directories(ck);
+  fs::create_directories(root / "tokenizer_bin");
+  tokenizer_bin(root / "tokenizer_bin");
 
   batch<sf::configs::ref_gpt2>(st);
   batch<sf::configs::ref_llama>(st);
@@ -207,6 +250,6 @@ int main(int argc, char** argv) {
   checkpoint<sf_fuzz::tiny_gpt2>(ck, tmp);
   checkpoint<sf_fuzz::tiny_llama>(ck, tmp);
   fs::remove_all(tmp);
-  std::printf("wrote %s and %s\n", st.string().c_str(), ck.string().c_str());
+  std::printf("wrote %s, %s and %s\n", st.string().c_str(), ck.string().c_str(), (root / "tokenizer_bin").string().c_str());
   return 0;
 }

@@ -10,6 +10,13 @@
 //                            an id outside the vocabulary); text is the concatenation of the pieces
 //   t.bos(), t.eos()         the ids of the beginning and end of a sequence, -1 when it has none
 //   t.max_piece_bytes()      the longest piece: what a buffer of k tokens' text needs is k times it
+// Optional members, used when present (found with a requires-expression; char_tokenizer has none):
+//   t.piece_after(prev, id)  std::string_view: the text of id when it follows token prev (-1: none).
+//                            A sentencepiece tokenizer (bpe.hpp) drops the leading ' ' of the
+//                            first piece after <s>, as llama2.c's run.c does. sf::piece_after(t,
+//                            prev, id) calls it, or t.piece(id) without it; sf::decode uses it.
+//   t.max_tokens(text)       std::size_t: ids enough for encode(text); sf::max_tokens(t, text)
+//                            returns it, or text.size() + 2 without it
 //
 // The character tokenizer:
 //
@@ -53,20 +60,46 @@ concept tokenizer = requires(const T& t, std::string_view text, std::span<std::i
   { t.max_piece_bytes() } -> std::convertible_to<std::size_t>;
 };
 
-// Ids enough for any text: a token per byte, and the two special ids.
+// Ids enough for any text: t.max_tokens(text) when T has it, else a token per byte and the two
+// special ids.
 template <tokenizer T>
-constexpr std::size_t max_tokens(const T&, std::string_view text) {
-  return text.size() + 2;
+constexpr std::size_t max_tokens(const T& t, std::string_view text) {
+  if constexpr (requires { { t.max_tokens(text) } -> std::convertible_to<std::size_t>; })
+    return t.max_tokens(text);
+  else
+    return text.size() + 2;
 }
 
-// The text of `ids`: the concatenation of their pieces, '?' for an id without one.
+// Whether T has the optional piece_after(prev, id).
+template <class T>
+concept tokenizer_with_context = tokenizer<T> && requires(const T& t, std::int32_t id) {
+  { t.piece_after(id, id) } -> std::convertible_to<std::string_view>;
+};
+
+// The text of token id after token prev (-1: none): t.piece_after(prev, id) when T has it, else t.piece(id).
+template <tokenizer T>
+constexpr std::string_view piece_after(const T& t, std::int32_t prev, std::int32_t id) {
+  if constexpr (tokenizer_with_context<T>) return t.piece_after(prev, id);
+  else return t.piece(id);
+}
+
+// The text of `ids`: the concatenation of their pieces, '?' for an id without one. With
+// piece_after, each id's piece follows the id before it (the first follows none), and '?' marks an
+// id outside [0, size()) (an empty piece, such as " " after <s>, is nothing).
 template <tokenizer T>
 std::string decode(const T& t, std::span<const std::int32_t> ids) {
   std::string s;
+  std::int32_t prev = -1;
   for (const std::int32_t id : ids) {
-    const std::string_view p = t.piece(id);
-    if (p.empty()) s += '?';
-    else s.append(p);
+    if constexpr (tokenizer_with_context<T>) {
+      if (id < 0 || static_cast<std::size_t>(id) >= t.size()) s += '?';
+      else s.append(t.piece_after(prev, id));
+    } else {
+      const std::string_view p = t.piece(id);
+      if (p.empty()) s += '?';
+      else s.append(p);
+    }
+    prev = id;
   }
   return s;
 }
