@@ -111,6 +111,17 @@ TEST(GradCheck, AttentionCausalBlocks) { attention_check<att_long>(pad_mode::non
 TEST(GradCheck, AttentionCausalBlocksPadding) { attention_check<att_long>(pad_mode::left); }
 TEST(GradCheck, AttentionRope) { attention_check<att_rope>(pad_mode::none); }
 TEST(GradCheck, AttentionRopeLeftPadding) { attention_check<att_rope>(pad_mode::left); }
+// Grouped-query attention: 4 query heads on 2 key/value heads (with biases, RoPE), and multi-query
+// (1 key/value head) with padding: dK, dV sum over a group's heads.
+constexpr sf::config att_gqa{{.V = 11, .T = 5, .D = 16, .H = 4, .kv_heads = 2, .L = 1, .F = 12, .norm = N::rmsnorm,
+                              .position = P::rope, .activation = A::gelu, .tied = true, .bias = true},
+                             {.B = 2}};
+constexpr sf::config att_mqa{{.V = 11, .T = 5, .D = 16, .H = 4, .kv_heads = 1, .L = 1, .F = 12, .norm = N::layernorm,
+                              .position = P::learned, .activation = A::gelu, .tied = true, .bias = true},
+                             {.B = 2}};
+TEST(GradCheck, AttentionGroupedQuery) { attention_check<att_gqa>(pad_mode::none); }
+TEST(GradCheck, AttentionGroupedQueryLeftPadding) { attention_check<att_gqa>(pad_mode::left); }
+TEST(GradCheck, AttentionMultiQueryRightPadding) { attention_check<att_mqa>(pad_mode::right); }
 
 // ------------------------------------------------------------------------- embedding + positions
 template <sf::config C>

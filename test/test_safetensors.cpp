@@ -173,8 +173,13 @@ TEST(SafetensorsParams, OptionalConfigKeys) {
     ASSERT_TRUE(f) << f.message();
     EXPECT_TRUE(sf::io::check_config(*f, sf::configs::ref_llama));
   }
-  kv["n_kv_heads"] = "2";
-  EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata: n_kv_heads 2 differs from n_heads 6: grouped-query attention is not implemented");
+  kv["n_kv_heads"] = "2";  // grouped-query attention: groups of 3 query heads
+  back = sf::io::config_from_metadata(kv);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->kv_heads, 2u);
+  EXPECT_EQ(sf::io::describe(*back), "V=96 T=24 D=48 H=6 kv_heads=2 L=3 F=96 rmsnorm rope relu untied no-bias");
+  kv["n_kv_heads"] = "4";
+  EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata: n_kv_heads 4 does not divide n_heads 6");
   kv["n_kv_heads"] = "0";
   EXPECT_MESSAGE(sf::io::config_from_metadata(kv), "metadata 'n_kv_heads': expected a positive integer, found \"0\"");
   kv.erase("n_kv_heads");

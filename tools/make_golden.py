@@ -53,7 +53,7 @@ CONFIGS = {
                         activation="gelu", tied=False, bias=True),
     "nano": dict(V=65, T=64, D=64, H=4, L=2, F=256, B=4, norm="layernorm", position="learned",
                  activation="gelu_tanh", tied=True, bias=True),
-    "ref-llama2": dict(V=90, T=20, D=48, H=6, L=2, F=100, B=2, norm="rmsnorm", position="rope",
+    "ref-llama2": dict(V=90, T=20, D=48, H=6, KV=2, L=2, F=100, B=2, norm="rmsnorm", position="rope",
                        activation="silu", tied=False, bias=False, ffn="gated"),
 }
 NORM_EPS = 1e-5
@@ -102,7 +102,8 @@ def init_params(cfg, gen):
 def config_of(cfg):
     return sfm.Config(vocab=cfg["V"], context=cfg["T"], d_model=cfg["D"], n_heads=cfg["H"], n_layers=cfg["L"],
                       d_ff=cfg["F"], norm=cfg["norm"], position=cfg["position"], activation=cfg["activation"],
-                      tied=cfg["tied"], bias=cfg["bias"], norm_eps=NORM_EPS, ffn=cfg.get("ffn", "mlp"))
+                      tied=cfg["tied"], bias=cfg["bias"], norm_eps=NORM_EPS, ffn=cfg.get("ffn", "mlp"),
+                      n_kv_heads=cfg.get("KV", 0))
 
 
 # The smallest |x| / rms(x) of a ReLU input seen in float64 since the last reset (generate()).

@@ -168,6 +168,16 @@ constexpr bool check_rope_head_dim_even() {
   }
   return dk % 2 == 0;
 }
+template <std::size_t H, std::size_t KV>
+constexpr bool check_kv_heads_divide_heads() {
+  if constexpr (H % KV != 0 || KV > H) {
+    SF_SHAPE_ERROR("sf::config: the key/value heads kv_heads must divide the heads H (each group of H / kv_heads "
+                   "query heads shares one key/value head); choose kv_heads among the divisors of H (H: "
+                   "multi-head, 1: multi-query) or 0 for H",
+                   shape_error::config<shape_error::H<H>, shape_error::kv_heads<KV>>);
+  }
+  return H % KV == 0;
+}
 template <std::size_t D>
 constexpr bool check_sinusoidal_width_even() {
   if constexpr (D % 2 != 0) {
@@ -190,8 +200,7 @@ constexpr bool check_config() {
       detail::check_rope_head_dim_even<C.D, C.H, C.D / C.H>();
   }
   if constexpr (C.position == position_kind::sinusoidal) detail::check_sinusoidal_width_even<C.D>();
-  static_assert(C.kv() == C.H,
-                "sf::config: kv_heads other than H (grouped-query attention) is not implemented; leave kv_heads = 0");
+  if constexpr (C.H > 0 && C.kv() > 0) detail::check_kv_heads_divide_heads<C.H, C.kv()>();
   static_assert(C.rope_base > 0.0 && C.norm_eps > 0.0, "sf::config: rope_base and norm_eps must be positive");
   return true;
 }
@@ -202,6 +211,7 @@ struct axes {
   using batch = Batch<C.B>;
   using seq = Seq<C.T>;
   using model = Model<C.D>;
+  using kv_model = Model<C.kv() * (C.D / C.H)>;  // the keys' and values' width, kv·d_k (= D without GQA)
   using heads = Heads<C.H>;
   using head_dim = HeadDim<C.D / C.H>;
   using ffn = Ffn<C.F>;
@@ -227,8 +237,9 @@ inline constexpr config nano{{.V = 65, .T = 64, .D = 64, .H = 4, .L = 2, .F = 25
                               .position = position_kind::learned, .activation = activation_kind::gelu_tanh,
                               .tied = true, .bias = true},
                              {.B = 4}};
-// LLaMA-2's block (llama2.c's model.py): SwiGLU with a hidden width that is no power of two.
-inline constexpr config ref_llama2{{.V = 90, .T = 20, .D = 48, .H = 6, .L = 2, .F = 100, .ffn = ffn_kind::gated,
+// LLaMA-2's block (llama2.c's model.py): grouped-query attention (2 key/value heads for 6 query
+// heads) and SwiGLU with a hidden width that is no power of two.
+inline constexpr config ref_llama2{{.V = 90, .T = 20, .D = 48, .H = 6, .kv_heads = 2, .L = 2, .F = 100, .ffn = ffn_kind::gated,
                                     .norm = norm_kind::rmsnorm, .position = position_kind::rope,
                                     .activation = activation_kind::silu, .tied = false, .bias = false},
                                    {.B = 2}};

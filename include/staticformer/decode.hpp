@@ -193,10 +193,12 @@ class decoder {
     constexpr void operator()(Y&& y, const X& x, const W& w, const Bias& b) const {
       d->linear(y, input(x), w, b);
     }
-    template <class Y, class X, class W, class Bias>
-    constexpr void qkv(Y&& q, Y&& k, Y&& v, const X& x, const W& wq, const Bias& bq, const W& wk, const Bias& bk,
-                       const W& wv, const Bias& bv) const {
+    // (k and v may be narrower than q: grouped-query attention)
+    template <class Yq, class Ykv, class X, class Wq, class Wkv, class Bq, class Bkv>
+    constexpr void qkv(Yq&& q, Ykv&& k, Ykv&& v, const X& x, const Wq& wq, const Bq& bq, const Wkv& wk,
+                       const Bkv& bk, const Wkv& wv, const Bkv& bv) const {
       constexpr bool one_row = detail::mt<X>::rows == 1;
+      constexpr std::size_t DK = detail::mt<Ykv>::cols;
       if constexpr (one_row && int8_weights) {  // one row: quantized once for Q, K and V
         kernels::q8::quantize(d->xq_d_[0], x.data());
         kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq));
@@ -206,7 +208,12 @@ class decoder {
         const kernels::gemv_job<T> jobs[3] = {{q.data(), x.data(), wq.data(), bias_of(bq)},
                                               {k.data(), x.data(), wk.data(), bias_of(bk)},
                                               {v.data(), x.data(), wv.data(), bias_of(bv)}};
-        kernels::gemv_batch(jobs, 3, D, D, D);  // = the three products (the same sums)
+        if constexpr (DK == D) {
+          kernels::gemv_batch(jobs, 3, D, D, D);  // = the three products (the same sums)
+        } else {                                  // grouped-query attention: K and V narrower
+          kernels::gemv_batch(jobs, 1, D, D, D);
+          kernels::gemv_batch(jobs + 1, 2, DK, DK, D);
+        }
       } else {
         (*this)(q, x, wq, bq);
         (*this)(k, x, wk, bk);

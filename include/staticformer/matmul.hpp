@@ -446,9 +446,10 @@ struct linear {
   constexpr void operator()(Y&& y, const X& x, const W& w, const Bias& b) const {
     matmul<P>(y, input(x), w, b);
   }
-  template <class Y, class X, class W, class Bias>
-  constexpr void qkv(Y&& q, Y&& k, Y&& v, const X& x, const W& wq, const Bias& bq, const W& wk, const Bias& bk,
-                     const W& wv, const Bias& bv) const {
+  // (k and v may be narrower than q: grouped-query attention)
+  template <class Yq, class Ykv, class X, class Wq, class Wkv, class Bq, class Bkv>
+  constexpr void qkv(Yq&& q, Ykv&& k, Ykv&& v, const X& x, const Wq& wq, const Bq& bq, const Wkv& wk, const Bkv& bk,
+                     const Wkv& wv, const Bkv& bv) const {
     (*this)(q, x, wq, bq);
     (*this)(k, x, wk, bk);
     (*this)(v, x, wv, bv);

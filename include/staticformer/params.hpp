@@ -26,12 +26,15 @@ struct types {
   using vec_d = tensor<T, typename ax::model>;                          // (D)
   using vec_f = tensor<T, typename ax::ffn>;                            // (F)
   using mat_dd = tensor<T, typename ax::model, typename ax::model>;     // (D, D)  [in, out]
+  using mat_dkv = tensor<T, typename ax::model, typename ax::kv_model>; // (D, kv·d_k): Wk, Wv
+  using vec_kv = tensor<T, typename ax::kv_model>;                      // (kv·d_k)
   using mat_df = tensor<T, typename ax::model, typename ax::ffn>;       // (D, F)
   using mat_fd = tensor<T, typename ax::ffn, typename ax::model>;       // (F, D)
   using mat_vd = tensor<T, typename ax::vocab, typename ax::model>;     // (V, D)
   using mat_td = tensor<T, typename ax::seq, typename ax::model>;       // (T, D)
   using mat_dv = tensor<T, typename ax::model, typename ax::vocab>;     // (D, V)
   using btd = tensor<T, typename ax::batch, typename ax::seq, typename ax::model>;  // (B, T, D)
+  using btk = tensor<T, typename ax::batch, typename ax::seq, typename ax::kv_model>;  // (B, T, kv·d_k): K, V
   using btf = tensor<T, typename ax::batch, typename ax::seq, typename ax::ffn>;    // (B, T, F)
   using btv = tensor<T, typename ax::batch, typename ax::seq, typename ax::vocab>;  // (B, T, V)
   using bt = tensor<T, typename ax::batch, typename ax::seq>;                       // (B, T)
@@ -67,10 +70,12 @@ struct norm_params {
 template <arch A, class T = float>
 struct attention_params {
   using w_t = typename types<A, T>::mat_dd;
+  using wkv_t = typename types<A, T>::mat_dkv;  // (D, kv·d_k): (D, D) without grouped-query attention
   using b_t = maybe<A.bias, typename types<A, T>::vec_d>;
+  using bkv_t = maybe<A.bias, typename types<A, T>::vec_kv>;
   BOOST_HANA_DEFINE_STRUCT(attention_params,
-                           (w_t, wq), (w_t, wk), (w_t, wv), (w_t, wo),   // (D, D) each, [in, out]
-                           (b_t, bq), (b_t, bk), (b_t, bv), (b_t, bo));  // (D) each, bias = true
+                           (w_t, wq), (wkv_t, wk), (wkv_t, wv), (w_t, wo),   // [in, out]
+                           (b_t, bq), (bkv_t, bk), (bkv_t, bv), (b_t, bo));  // bias = true
 };
 
 // The feed-forward's parameters, per kind (sf::ffn_kind; the layers: layers/ffn.hpp): one

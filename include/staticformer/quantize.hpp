@@ -73,6 +73,8 @@ struct types<C, int8> {
   using vec_d = tensor<float, typename ax::model>;
   using vec_f = tensor<float, typename ax::ffn>;
   using mat_dd = q8_weight<typename types<C, float>::mat_dd>;
+  using mat_dkv = q8_weight<typename types<C, float>::mat_dkv>;
+  using vec_kv = tensor<float, typename ax::kv_model>;
   using mat_df = q8_weight<typename types<C, float>::mat_df>;
   using mat_fd = q8_weight<typename types<C, float>::mat_fd>;
   using mat_vd = q8_weight<typename types<C, float>::mat_vd>;

@@ -44,6 +44,10 @@ template <std::size_t N> struct H : token_base<tag::heads, N> {};
 template <std::size_t N> struct dk : token_base<tag::head_dim, N> {};
 template <std::size_t N> struct F : token_base<tag::ffn, N> {};
 template <std::size_t N> struct V : token_base<tag::vocab, N> {};
+struct kv_heads_tag {
+  static constexpr const char* name = "kv_heads";
+};
+template <std::size_t N> struct kv_heads : token_base<kv_heads_tag, N> {};
 
 // The token of an axis; an axis with a user tag stays sf::axis<Tag, N> (printed Tag::name=N).
 template <class A> struct token { using type = A; };

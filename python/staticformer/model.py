@@ -45,7 +45,7 @@ class Config:
     bias: bool = True                # biases of attention and FFN
     norm_eps: float = 1e-5
     # Optional metadata keys (written only when not the default, the default when absent):
-    n_kv_heads: int = 0              # heads of K and V; 0 = n_heads (only that is implemented)
+    n_kv_heads: int = 0              # heads of K and V (grouped-query attention); 0 = n_heads
     ffn: str = "mlp"                 # mlp | gated (gated + silu = LLaMA's SwiGLU: w2(silu(x w1) * (x w3)))
     rope_theta: float = 10000.0      # RoPE's base
 
@@ -60,9 +60,8 @@ class Config:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         if self.n_kv_heads == self.n_heads:
             object.__setattr__(self, "n_kv_heads", 0)
-        if self.n_kv_heads not in (0,):
-            raise ValueError(f"n_kv_heads {self.n_kv_heads} differs from n_heads {self.n_heads}: "
-                             "grouped-query attention is not implemented")
+        if self.n_kv_heads < 0 or (self.n_kv_heads and self.n_heads % self.n_kv_heads):
+            raise ValueError(f"n_kv_heads {self.n_kv_heads} does not divide n_heads {self.n_heads}")
         if not self.rope_theta > 0:
             raise ValueError(f"config 'rope_theta' must be a positive number, found {self.rope_theta!r}")
         object.__setattr__(self, "rope_theta", float(self.rope_theta))
@@ -78,6 +77,11 @@ class Config:
     @property
     def d_k(self):
         return self.d_model // self.n_heads
+
+    @property
+    def kv(self):
+        """The key/value heads (grouped-query attention: n_heads / kv query heads share one)."""
+        return self.n_kv_heads or self.n_heads
 
     def metadata(self):
         """docs/model.md's ``__metadata__``: every value a string, in docs/model.md's order."""
@@ -125,7 +129,8 @@ class Config:
 
     def describe(self):
         """``V=65 T=16 D=32 H=4 L=2 F=128 layernorm learned gelu_tanh tied bias`` (as staticformer-run)."""
-        s = (f"V={self.vocab} T={self.context} D={self.d_model} H={self.n_heads} L={self.n_layers} "
+        kv = f" kv_heads={self.n_kv_heads}" if self.n_kv_heads else ""
+        s = (f"V={self.vocab} T={self.context} D={self.d_model} H={self.n_heads}{kv} L={self.n_layers} "
              f"F={self.d_ff} {self.norm} {self.position} {self.activation} "
              f"{'tied' if self.tied else 'untied'} {'bias' if self.bias else 'no-bias'}")
         if self.ffn != "mlp":
@@ -152,7 +157,8 @@ REFERENCE_CONFIGS = {
     "ref-llama": (Config(96, 24, 48, 6, 3, 96, "rmsnorm", "rope", "relu", False, False), 3),
     "ref-vaswani": (Config(50, 12, 40, 5, 1, 160, "layernorm", "sinusoidal", "gelu", False, True), 1),
     "nano": (Config(65, 64, 64, 4, 2, 256, "layernorm", "learned", "gelu_tanh", True, True), 4),
-    "ref-llama2": (Config(90, 20, 48, 6, 2, 100, "rmsnorm", "rope", "silu", False, False, ffn="gated"), 2),
+    "ref-llama2": (Config(90, 20, 48, 6, 2, 100, "rmsnorm", "rope", "silu", False, False, n_kv_heads=2,
+                          ffn="gated"), 2),
 }
 
 
@@ -168,11 +174,12 @@ def param_shapes(cfg):
         out.append((p + "norm1.weight", (D,)))
         if ln:
             out.append((p + "norm1.bias", (D,)))
+        DK = cfg.kv * cfg.d_k
         for w in ("wq", "wk", "wv", "wo"):
-            out.append((p + "attn." + w, (D, D)))
+            out.append((p + "attn." + w, (D, DK if w in ("wk", "wv") else D)))
         if cfg.bias:
             for b in ("bq", "bk", "bv", "bo"):
-                out.append((p + "attn." + b, (D,)))
+                out.append((p + "attn." + b, (DK if b in ("bk", "bv") else D,)))
         out.append((p + "norm2.weight", (D,)))
         if ln:
             out.append((p + "norm2.bias", (D,)))
@@ -250,16 +257,17 @@ def rope(x, base=10000.0):
 
 def attention(cfg, P, prefix, a, padding):
     B, T, D = a.shape
-    H = cfg.n_heads
+    H, KV = cfg.n_heads, cfg.kv
     dk = D // H
 
-    def proj(w, b):
+    def proj(w, b, heads):
         y = a @ P[prefix + w]
         if cfg.bias:
             y = y + P[prefix + b]
-        return y.reshape(B, T, H, dk).transpose(1, 2)  # (B, H, T, dk)
+        y = y.reshape(B, T, heads, dk).transpose(1, 2)  # (B, heads, T, dk)
+        return y.repeat_interleave(H // heads, dim=1)  # head h uses key/value head h // (H / KV)
 
-    q, k, v = proj("wq", "bq"), proj("wk", "bk"), proj("wv", "bv")
+    q, k, v = proj("wq", "bq", H), proj("wk", "bk", KV), proj("wv", "bv", KV)
     if cfg.position == "rope":
         q, k = rope(q, cfg.rope_theta), rope(k, cfg.rope_theta)
     s = q @ k.transpose(-1, -2) / math.sqrt(dk)  # (B, H, T, T)
@@ -339,11 +347,12 @@ class _Params(nn.Module):
 class _Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        D, F = cfg.d_model, cfg.d_ff
+        D, F, DK = cfg.d_model, cfg.d_ff, cfg.kv * cfg.d_k
         ln = cfg.norm == "layernorm"
         self.norm1 = _Params([("weight", (D,))] + ([("bias", (D,))] if ln else []))
-        self.attn = _Params([(w, (D, D)) for w in ("wq", "wk", "wv", "wo")] +
-                            ([(b, (D,)) for b in ("bq", "bk", "bv", "bo")] if cfg.bias else []))
+        self.attn = _Params([(w, (D, DK if w in ("wk", "wv") else D)) for w in ("wq", "wk", "wv", "wo")] +
+                            ([(b, (DK if b in ("bk", "bv") else D,)) for b in ("bq", "bk", "bv", "bo")]
+                             if cfg.bias else []))
         self.norm2 = _Params([("weight", (D,))] + ([("bias", (D,))] if ln else []))
         self.ffn = _Params([("w1", (D, F))] + ([("b1", (F,))] if cfg.bias else []) +
                            [("w2", (F, D))] + ([("b2", (D,))] if cfg.bias else []) +

@@ -195,9 +195,8 @@ result<sf::arch> config_from_metadata(const metadata_map& m) {
   });
   if (!error) return error;
   if (c.kv_heads == c.H) c.kv_heads = 0;  // (0 is "as many as n_heads": one architecture, one value)
-  if (c.kv() != c.H)
-    return detail::fail({"metadata: n_kv_heads ", detail::num(c.kv_heads), " differs from n_heads ", detail::num(c.H),
-                         ": grouped-query attention is not implemented"});
+  if (c.H % c.kv() != 0)
+    return detail::fail({"metadata: n_kv_heads ", detail::num(c.kv_heads), " does not divide n_heads ", detail::num(c.H)});
   if (c.D % c.H != 0)
     return detail::fail({"metadata: n_heads ", detail::num(c.H), " does not divide d_model ", detail::num(c.D)});
   if (c.position == sf::position_kind::rope && (c.D / c.H) % 2 != 0)

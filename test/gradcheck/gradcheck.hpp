@@ -22,6 +22,11 @@ constexpr sf::config gated(sf::config c) {
   c.ffn = sf::ffn_kind::gated;
   return c;
 }
+// The same with one key/value head for all the query heads (multi-query attention).
+constexpr sf::config multi_query(sf::config c) {
+  c.kv_heads = 1;
+  return c;
+}
 using N = sf::norm_kind;
 using P = sf::position_kind;
 using A = sf::activation_kind;

@@ -6,6 +6,6 @@
 namespace {
 TEST(GradCheck, ModelGpt2Style) { model_check<small(N::layernorm, P::learned, A::gelu_tanh, true, true)>(true); }
 TEST(GradCheck, ModelLlamaStyle) { model_check<small(N::rmsnorm, P::rope, A::relu, false, false)>(true); }
-TEST(GradCheck, ModelLlama2Style) { model_check<gated(small(N::rmsnorm, P::rope, A::silu, false, false))>(true); }
+TEST(GradCheck, ModelLlama2Style) { model_check<multi_query(gated(small(N::rmsnorm, P::rope, A::silu, false, false)))>(true); }
 TEST(GradCheck, ModelVaswaniStyle) { model_check<small(N::layernorm, P::sinusoidal, A::gelu, true, false)>(false); }
 }  // namespace

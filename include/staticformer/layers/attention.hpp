@@ -1,7 +1,10 @@
-// staticformer/layers/attention.hpp — causal multi-head self-attention with a padding mask.
+// staticformer/layers/attention.hpp — causal multi-head self-attention with a padding mask, and
+// grouped-query attention.
 //
-// Per head h (columns h·d_k … (h+1)·d_k-1 of Q, K, V):
-//   S = Q Kᵀ / √d_k,  masked,  P = softmax_rows(S),  O = P V
+// Per head h (columns h·d_k … (h+1)·d_k-1 of Q; of K and V, those of its key/value head
+// g = h / (H / kv): kv = H is multi-head attention, kv < H groups of H / kv query heads share one
+// key/value head, kv = 1 is multi-query; K and V are (B, T, kv·d_k)):
+//   S = Q_h K_gᵀ / √d_k,  masked,  P = softmax_rows(S),  O_h = P V_g
 // heads are concatenated in order, then y = O W_O + b_O.
 // Mask: query i may attend key j iff j ≤ i and token j is not padding. A row with no
 // allowed key has P = 0, so its output is 0 and it passes no gradient (never NaN).
@@ -30,9 +33,11 @@ namespace sf::layers {
 template <config C, class T = float>
 struct attention {
   static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H, N = C.B * C.T;
+  static constexpr std::size_t KV = C.kv(), G = H / KV, DK = KV * dk;  // key/value heads, group size, K's width
   static constexpr bool use_rope = C.position == position_kind::rope;
   using params_t = attention_params<arch_of(C), T>;
   using btd = typename types<C, T>::btd;
+  using btk = typename types<C, T>::btk;  // (B,T,kv·d_k): K, V (btd without grouped-query attention)
   using bhtt = typename types<C, T>::bhtt;
   using tt = tensor<T, Seq<C.T>, Seq<C.T>>;  // one head's (T, T) scores
 
@@ -54,16 +59,20 @@ struct attention {
     return j <= i && !(pad && (*pad)(b, j));
   }
 
-  // Kept by forward: q, k (after RoPE), v, o: (B,T,D); the probabilities P of every (b, h),
-  // (B,H,T,T), for backward — or, for inference, one (T,T) scratch reused by every (b, h).
+  // Kept by forward: q, o (B,T,D), k (after RoPE), v (B,T,kv·d_k); the probabilities P of every
+  // (b, h), (B,H,T,T), for backward — or, for inference, one (T,T) scratch reused by every (b, h).
   template <bool Save> struct state {
-    btd q, k, v, o;
+    btd q;
+    btk k, v;
+    btd o;
     std::conditional_t<Save, bhtt, tt> probs;
   };
   using saved = state<true>;
   struct scratch {
-    btd dq, dkk, dv, dO;  // (B,T,D)
-    tt dP;                // (T,T)
+    btd dq;
+    btk dkk, dv;  // (B,T,kv·d_k)
+    btd dO;       // (B,T,D)
+    tt dP;        // (T,T)
   };
 
   // q = x Wq + bq, k = x Wk + bk, v = x Wv + bv  (RoPE on q and k), per (b, h): P = softmax(mask(q kᵀ/√d_k)),
@@ -75,9 +84,9 @@ struct attention {
   }
   // One function for training and inference (the same code, so the same rounding): the P of
   // (b, h) starts at probs + (b·H + h)·probs_step (probs_step = 0: one scratch for all).
-  // q, k, v, o: (B,T,D) written
-  SF_KERNEL_NOINLINE static constexpr void forward_impl(btd& y, const btd& x, const params_t& p, btd& q, btd& k,
-                                                        btd& v, btd& o, T* probs, std::size_t probs_step,
+  // q, o: (B,T,D) written  k, v: (B,T,kv·d_k) written
+  SF_KERNEL_NOINLINE static constexpr void forward_impl(btd& y, const btd& x, const params_t& p, btd& q, btk& k,
+                                                        btk& v, btd& o, T* probs, std::size_t probs_step,
                                                         const padding_t<C>* pad) {
     using pview = view<T, shape<Seq<S>>, Seq<S>, S>;
     const linear<C.precision> lin{};
@@ -90,8 +99,8 @@ struct attention {
     auto pair = [&](std::size_t b, std::size_t h) {
       const pview P{probs + (b * H + h) * probs_step};        // (T, T)
       const auto Q = head<H>(std::as_const(q), b, h);       // (T, d_k), row stride D
-      const auto K = head<H>(std::as_const(k), b, h);
-      const auto V = head<H>(std::as_const(v), b, h);
+      const auto K = head<KV>(std::as_const(k), b, h / G);  // (T, d_k), row stride kv·d_k
+      const auto V = head<KV>(std::as_const(v), b, h / G);
       const auto O = head<H>(o, b, h);
       // Causal: the rows [r0, r0+rows) of S, P only need the keys [0, r0+rows).
       causal_blocks([&](auto r0_, auto rows_) {
@@ -125,26 +134,27 @@ struct attention {
   // stream wrote: always finite).
   //
   // One layer's cache for Streams streams:
-  //   kt: (Streams, H, d_k, T) keys, transposed: one query's scores q_h·K_hᵀ are a vector–matrix
+  //   kt: (Streams, kv, d_k, T) keys, transposed: one query's scores q_h·K_gᵀ are a vector–matrix
   //       product over contiguous positions, a chunk's a plain matmul (rows, d_k)·(d_k, T)
-  //   v:  (Streams, T, D)      values: a head's (T, d_k) slice is the right operand of P·V
+  //   v:  (Streams, T, kv·d_k) values: a key/value head's (T, d_k) slice is the right operand of P·V
+  // (sized by the key/value heads: grouped-query attention divides it by H / kv)
   template <std::size_t Streams>
   struct cache {
-    tensor<T, Batch<Streams>, Heads<H>, HeadDim<dk>, Seq<S>> kt;
-    tensor<T, Batch<Streams>, Seq<S>, Model<D>> v;
+    tensor<T, Batch<Streams>, Heads<KV>, HeadDim<dk>, Seq<S>> kt;
+    tensor<T, Batch<Streams>, Seq<S>, Model<DK>> v;
 
     constexpr void reset(std::size_t b) {  // stream b: zeros
-      T* k = kt.data() + b * (H * dk * S);
-      T* vb = v.data() + b * (S * D);
-      for (std::size_t i = 0; i < H * dk * S; ++i) k[i] = T{};
-      for (std::size_t i = 0; i < S * D; ++i) vb[i] = T{};
+      T* k = kt.data() + b * (KV * dk * S);
+      T* vb = v.data() + b * (S * DK);
+      for (std::size_t i = 0; i < KV * dk * S; ++i) k[i] = T{};
+      for (std::size_t i = 0; i < S * DK; ++i) vb[i] = T{};
     }
-    // k_row, v_row (D) of stream b at position t
+    // k_row, v_row (kv·d_k) of stream b at position t
     constexpr void store(std::size_t b, std::size_t t, const T* k_row, const T* v_row) {
-      for (std::size_t h = 0; h < H; ++h)
-        for (std::size_t c = 0; c < dk; ++c) kt(b, h, c, t) = k_row[h * dk + c];
-      T* vr = v.data() + (b * S + t) * D;
-      for (std::size_t i = 0; i < D; ++i) vr[i] = v_row[i];
+      for (std::size_t g = 0; g < KV; ++g)
+        for (std::size_t c = 0; c < dk; ++c) kt(b, g, c, t) = k_row[g * dk + c];
+      T* vr = v.data() + (b * S + t) * DK;
+      for (std::size_t i = 0; i < DK; ++i) vr[i] = v_row[i];
     }
   };
   // What a decoder keeps besides: the q, k, v, o rows (1, R, D) of R rows at a time (a prefill
@@ -152,7 +162,9 @@ struct attention {
   // head (R, T), or of one query's H heads (H, T).
   template <std::size_t R, bool Chunk>
   struct rows_scratch {
-    tensor<T, Batch<1>, Seq<R>, Model<D>> q, k, v, o;
+    tensor<T, Batch<1>, Seq<R>, Model<D>> q;
+    tensor<T, Batch<1>, Seq<R>, Model<DK>> k, v;
+    tensor<T, Batch<1>, Seq<R>, Model<D>> o;
     std::conditional_t<Chunk, tensor<T, Seq<R>, Seq<S>>, tensor<T, Heads<H>, Seq<S>>> scores;
   };
 
@@ -167,21 +179,21 @@ struct attention {
     for (std::size_t i = 0; i < R; ++i) {
       if constexpr (use_rope) {
         rope<C, T>::rotate_row(w.q.data() + i * D, s0 + i);
-        rope<C, T>::rotate_row(w.k.data() + i * D, s0 + i);
+        rope<C, T>::template rotate_row<false, KV>(w.k.data() + i * DK, s0 + i);
       }
-      c.store(b, s0 + i, w.k.data() + i * D, w.v.data() + i * D);
+      c.store(b, s0 + i, w.k.data() + i * DK, w.v.data() + i * DK);
     }
     const T sc = scale();
     for (std::size_t h = 0; h < H; ++h) {
       const auto Sc = as_view(w.scores);                                              // (R, T) scores, then P
-      matmul(Sc, head<H>(std::as_const(w.q), 0, h), at(std::as_const(c.kt), b, h));   // q_h · K_hᵀ
+      matmul(Sc, head<H>(std::as_const(w.q), 0, h), at(std::as_const(c.kt), b, h / G));   // q_h · K_gᵀ
       for (std::size_t i = 0; i < R; ++i) {
         T* row = Sc.row(i);
         const std::size_t keys = s0 + i + 1;
         simd::softmax_scaled(row, keys, sc);
         for (std::size_t j = keys; j < S; ++j) row[j] = T{};
       }
-      matmul(head<H>(w.o, 0, h), Sc.as_const(), head<H>(std::as_const(c.v), b, h));  // o_h = P · V_h
+      matmul(head<H>(w.o, 0, h), Sc.as_const(), head<KV>(std::as_const(c.v), b, h / G));  // o_h = P · V_g
     }
     lin(y, w.o, p.wo, p.bo);
   }
@@ -194,25 +206,27 @@ struct attention {
                                      std::size_t b0, const std::size_t* pos, rows_scratch<WR, false>& w) {
     static_assert(R <= WR, "sf::layers::attention::forward_step: R rows need a scratch of R rows (internal)");
     using rd = view<T, shape<Batch<R>>, Model<D>, D>;
-    const rd q{w.q.data()}, k{w.k.data()}, v{w.v.data()}, o{w.o.data()};
+    using rk = view<T, shape<Batch<R>>, Model<DK>, DK>;
+    const rd q{w.q.data()}, o{w.o.data()};
+    const rk k{w.k.data()}, v{w.v.data()};
     lin.qkv(q, k, v, x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv);
     const T sc = scale();
     for (std::size_t r = 0; r < R; ++r) {
       const std::size_t b = b0 + r, t = pos[b], keys = t + 1;
       if constexpr (use_rope) {
         rope<C, T>::rotate_row(q.row(r), t);
-        rope<C, T>::rotate_row(k.row(r), t);
+        rope<C, T>::template rotate_row<false, KV>(k.row(r), t);
       }
       c.store(b, t, k.row(r), v.row(r));
       // one query, every head: scores over positions 0 … t (rows of w.scores: one per head), softmax, P·V
       kernels::gemv_job<T> jobs[H];
-      for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_hᵀ   (keys)
-        jobs[h] = {w.scores.row(h), q.row(r) + h * dk, c.kt.data() + (b * H + h) * dk * S, nullptr};
+      for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_gᵀ   (keys)
+        jobs[h] = {w.scores.row(h), q.row(r) + h * dk, c.kt.data() + (b * KV + h / G) * dk * S, nullptr};
       kernels::gemv_batch(jobs, H, S, keys, dk);
       simd::softmax_scaled_rows(w.scores.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
-      for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_h   (d_k)
-        jobs[h] = {o.row(r) + h * dk, w.scores.row(h), c.v.data() + b * S * D + h * dk, nullptr};
-      kernels::gemv_batch(jobs, H, D, dk, keys);
+      for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_g   (d_k)
+        jobs[h] = {o.row(r) + h * dk, w.scores.row(h), c.v.data() + b * S * DK + (h / G) * dk, nullptr};
+      kernels::gemv_batch(jobs, H, DK, dk, keys);
     }
     lin(y, o, p.wo, p.bo);
   }
@@ -249,8 +263,9 @@ struct attention {
   }
 
   // do = dy Woᵀ;  dWo += oᵀ dy;  dbo += Σ dy
-  // per (b,h): dP = dO_h V_hᵀ;  dV_h = Pᵀ dO_h;  dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √d_k;
-  //            dQ_h = dS K_h;  dK_h = dSᵀ Q_h           (RoPE⁻¹ on dQ, dK)
+  // per (b,h), g = h / (H/kv): dP = dO_h V_gᵀ;  dV_g (+)= Pᵀ dO_h;  dS = P ⊙ (dP - rowsum(P ⊙ dP)) / √d_k;
+  //            dQ_h = dS K_g;  dK_g (+)= dSᵀ Q_h           (RoPE⁻¹ on dQ, dK)
+  //            (a group's first head writes dK_g, dV_g, the others add to them, in head order)
   // dWq += xᵀ dQ, ... ;  dx = dQ Wqᵀ + dK Wkᵀ + dV Wvᵀ
   // dx: (B,T,D) written  dy, x: (B,T,D)  s: from forward
   static constexpr void backward(btd& dx, params_t& grad, const btd& dy, const btd& x, const params_t& p,
@@ -263,10 +278,12 @@ struct attention {
     // One (b, h) pair: dP is a (T, T) scratch — w.dP, or a task's own when pairs are split over
     // threads (each pair computed whole by one task: the same bits; parallel.hpp).
     auto pair = [&](std::size_t b, std::size_t h, const pview dP) {
+        const std::size_t g = h / G;
+        const bool first = h % G == 0;     // the group's first head writes dK_g, dV_g; the others add
         const auto P = at(s.probs, b, h);  // (T, T) from forward
-        const auto Q = head<H>(s.q, b, h), K = head<H>(s.k, b, h), V = head<H>(s.v, b, h);
+        const auto Q = head<H>(s.q, b, h), K = head<KV>(s.k, b, g), V = head<KV>(s.v, b, g);
         const auto dO = head<H>(std::as_const(w.dO), b, h);
-        const auto dQ = head<H>(w.dq, b, h), dK = head<H>(w.dkk, b, h), dV = head<H>(w.dv, b, h);
+        const auto dQ = head<H>(w.dq, b, h), dK = head<KV>(w.dkk, b, g), dV = head<KV>(w.dv, b, g);
         causal_blocks([&](auto r0_, auto rows_) {  // query rows [r0, r0+rows) see keys [0, r0+rows)
           constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
           const auto dPb = dP.template block<r0, rows, 0, keys>();
@@ -283,19 +300,26 @@ struct attention {
         });
         causal_blocks([&](auto c0_, auto cols_) {  // keys [c0, c0+cols) are seen by queries [c0, T)
           constexpr std::size_t c0 = c0_, cols = cols_, queries = S - c0;
-          matmul_tn(dV.template rows_at<c0, cols>(), P.template block<c0, queries, c0, cols>(),
-                    dO.template rows_at<c0, queries>());  // dV_h = Pᵀ dO_h
-          matmul_tn(dK.template rows_at<c0, cols>(), dP.as_const().template block<c0, queries, c0, cols>(),
-                    Q.template rows_at<c0, queries>());   // dK_h = dSᵀ Q_h
+          const auto dVb = dV.template rows_at<c0, cols>(), dKb = dK.template rows_at<c0, cols>();
+          const auto Pb = P.template block<c0, queries, c0, cols>();
+          const auto dSb = dP.as_const().template block<c0, queries, c0, cols>();
+          if (first) {
+            matmul_tn(dVb, Pb, dO.template rows_at<c0, queries>());  // dV_g = Pᵀ dO_h
+            matmul_tn(dKb, dSb, Q.template rows_at<c0, queries>());  // dK_g = dSᵀ Q_h
+          } else {
+            matmul_tn(dVb, Pb, dO.template rows_at<c0, queries>(), sf::accumulate);  // dV_g += Pᵀ dO_h
+            matmul_tn(dKb, dSb, Q.template rows_at<c0, queries>(), sf::accumulate);  // dK_g += dSᵀ Q_h
+          }
         });
     };
     bool split = false;
     if constexpr (S * S * sizeof(T) <= parallel::scratch_bytes) {
       if (!std::is_constant_evaluated()) {
-        split = true;
-        parallel::for_ranges(B * H, [&](std::size_t first, std::size_t last, std::size_t task) {
+        split = true;  // by (b, key/value head): a group's heads add to one dK_g, dV_g, in order, in one task
+        parallel::for_ranges(B * KV, [&](std::size_t first, std::size_t last, std::size_t task) {
           const pview dP{task == 0 ? w.dP.data() : static_cast<T*>(parallel::task_scratch(*parallel::current, task))};
-          for (std::size_t bh = first; bh < last; ++bh) pair(bh / H, bh % H, dP);
+          for (std::size_t bg = first; bg < last; ++bg)
+            for (std::size_t j = 0; j < G; ++j) pair(bg / KV, bg % KV * G + j, dP);
         });
       }
     }

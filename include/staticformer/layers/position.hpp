@@ -58,7 +58,6 @@ struct rope {
   static_assert(dk % 2 == 0, "sf::layers::rope: d_k = D / H must be even");
   using pairs = axis<tag::head_dim, dk / 2>;
   using table_t = tensor<T, Seq<C.T>, pairs>;  // (T, d_k/2)
-  using btd = typename types<C, T>::btd;
   struct tables {
     table_t cos, sin;
   };
@@ -74,19 +73,21 @@ struct rope {
   }
   static constexpr tables table = make_tables();
 
-  // rotate in place by +θ (forward) or -θ (backward)   x: (B,T,D), heads side by side along D
-  template <bool Inverse>
-  static constexpr void rotate(btd& x) {
+  // rotate in place by +θ (forward) or -θ (backward)   x: (B,T,D) or (B,T,kv·d_k), heads side by side
+  template <bool Inverse, class X>
+  static constexpr void rotate(X& x) {
+    constexpr std::size_t width = X::cols;
     for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < S; ++t) rotate_row<Inverse>(x.row(b, t), t);
+      for (std::size_t t = 0; t < S; ++t) rotate_row<Inverse, width / dk>(x.row(b, t), t);
   }
-  // One position t of all heads: xr: (D), in place. Never vectorised by the compiler (see
-  // SF_NO_AUTO_VECTORIZE): it must round the same wherever it is called from.
-  template <bool Inverse = false>
+  // One position t of NH heads (H: a query row; kv: a key row): xr: (NH·d_k), in place. Never
+  // vectorised by the compiler (see SF_NO_AUTO_VECTORIZE): it must round the same wherever it is
+  // called from.
+  template <bool Inverse = false, std::size_t NH = H>
   SF_NO_AUTO_VECTORIZE static constexpr void rotate_row(T* xr, std::size_t t) {
     const T* cs = table.cos.row(t);
     const T* sn = table.sin.row(t);
-    for (std::size_t h = 0; h < H; ++h) {
+    for (std::size_t h = 0; h < NH; ++h) {
       T* p = xr + h * dk;
       for (std::size_t i = 0; i < dk / 2; ++i) {
         const T c = cs[i], s = Inverse ? -sn[i] : sn[i];
@@ -96,8 +97,8 @@ struct rope {
       }
     }
   }
-  static constexpr void forward(btd& x) { rotate<false>(x); }    // x: (B,T,D), in place
-  static constexpr void backward(btd& dx) { rotate<true>(dx); }  // dx: (B,T,D), in place
+  template <class X> static constexpr void forward(X& x) { rotate<false>(x); }    // x: (B,T,·), in place
+  template <class X> static constexpr void backward(X& dx) { rotate<true>(dx); }  // dx: (B,T,·), in place
 };
 
 }  // namespace sf::layers
