@@ -231,6 +231,13 @@ TEST(Llama2c, CheckpointRoundTrip) {
     ASSERT_TRUE(f.is_ok()) << f.message();
     EXPECT_EQ(*f->metadata("format"), "staticformer");
     EXPECT_EQ(*f->metadata("source"), "llama2.c");
+    if (v1.arch.kv() == v1.arch.H) {  // (the core's reader refuses n_kv_heads < n_heads until GQA lands)
+      auto a = io::read_config(*f);
+      ASSERT_TRUE(a.is_ok()) << a.message();
+      EXPECT_EQ(*a, v1.arch);
+    } else {
+      EXPECT_EQ(*f->metadata("n_kv_heads"), std::to_string(v1.arch.kv()));
+    }
     for (const io::llama2c_tensor& t : v1.tensors) {
       const io::tensor_info* i = f->find(t.name);
       ASSERT_NE(i, nullptr) << t.name;
