@@ -1,6 +1,6 @@
 // fuzz/make_corpus.cpp — writes the harnesses' seed corpus with the library's own writers:
 //
-//   make_corpus DIR     DIR/safetensors_params/*  DIR/checkpoint/*  DIR/tokenizer_bin/*
+//   make_corpus DIR     DIR/safetensors_params/*  DIR/checkpoint/*  DIR/tokenizer_bin/*  DIR/llama2c/*
 //                       (fuzz/corpus is its output)
 //
 // safetensors_params: a batch (with and without padding) for every configuration the harness
@@ -12,6 +12,8 @@
 // splits them (fuzz_common.hpp), and the model file alone.
 // tokenizer_bin: test/data/bpe/tok512.bin, a vocabulary of the 3 special pieces, the 256 byte
 // pieces and a few merges, and one of 3 pieces, each joined with texts (UTF-8, invalid UTF-8, empty).
+// llama2c: a tiny llama2.c model (grouped-query attention, dim 4) in versions 0, 1 and 2 (group
+// size 2), with a shared and with a separate classifier.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +32,7 @@
 #include "staticformer/data.hpp"
 #include "staticformer/init.hpp"
 #include "staticformer/io/checkpoint.hpp"
+#include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors.hpp"
 #include "staticformer/io/tokenizer_bin.hpp"
 #include "staticformer/optim.hpp"
@@ -216,11 +219,33 @@ void tokenizer_bin(const fs::path& dir) {
   write_all(dir / "three-pieces", sf_fuzz::join(three, text("abab ba")));
 }
 
+void llama2c(const fs::path& dir) {
+  for (bool tied : {true, false}) {
+    io::llama2c_model m;
+    m.arch = {.V = 5, .T = 3, .D = 4, .H = 2, .kv_heads = 1, .L = 1, .F = 6, .ffn = sf::ffn_kind::gated,
+              .norm = sf::norm_kind::rmsnorm, .position = sf::position_kind::rope,
+              .activation = sf::activation_kind::silu, .tied = tied, .bias = false};
+    int k = 0;
+    for (auto& [name, shape] : io::llama2c_tensor_shapes(m.arch)) {
+      std::size_t n = 1;
+      for (std::size_t d : shape) n *= d;
+      std::vector<float> v(n);
+      for (float& x : v) x = static_cast<float>((k++ * 37) % 23 - 11) / 16.0f;
+      m.tensors.push_back({name, shape, v});
+    }
+    for (int version : {0, 1, 2}) {
+      auto b = io::serialize_llama2c(m, {.version = version, .group_size = 2});
+      if (!b) die(b.message());
+      write_all(dir / ("v" + std::to_string(version) + (tied ? "-shared" : "-classifier")), *b);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR   (writes DIR/safetensors_params and DIR/checkpoint)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR   (writes DIR/safetensors_params, DIR/checkpoint, DIR/tokenizer_bin and DIR/llama2c)\n", argv[0]);
     return 2;
   }
   const fs::path root = argv[1], st = root / "safetensors_params", ck = root / "checkpoint";
@@ -228,6 +253,8 @@ int main(int argc, char** argv) {
   fs::create_directories(ck);
   fs::create_directories(root / "tokenizer_bin");
   tokenizer_bin(root / "tokenizer_bin");
+  fs::create_directories(root / "llama2c");
+  llama2c(root / "llama2c");
 
   batch<sf::configs::ref_gpt2>(st);
   batch<sf::configs::ref_llama>(st);
@@ -250,6 +277,7 @@ int main(int argc, char** argv) {
   checkpoint<sf_fuzz::tiny_gpt2>(ck, tmp);
   checkpoint<sf_fuzz::tiny_llama>(ck, tmp);
   fs::remove_all(tmp);
-  std::printf("wrote %s, %s and %s\n", st.string().c_str(), ck.string().c_str(), (root / "tokenizer_bin").string().c_str());
+  std::printf("wrote %s, %s, %s and %s\n", st.string().c_str(), ck.string().c_str(), (root / "tokenizer_bin").string().c_str(),
+              (root / "llama2c").string().c_str());
   return 0;
 }
