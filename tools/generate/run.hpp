@@ -13,6 +13,7 @@
 #include <string>
 
 #include "generate.hpp"
+#include "staticformer/bpe.hpp"
 #include "staticformer/decode.hpp"
 #include "staticformer/quantize.hpp"
 #include "staticformer/sampling.hpp"
@@ -33,17 +34,26 @@ int fail(const job<Tok>& j, const std::string& what, const char* message) {
   return 1;
 }
 
-// Prints the piece of token `id` (a model whose V exceeds the vocabulary may produce ids
-// without one: '?'); returns its last byte.
+// Prints the text of token `id` after token `prev` (-1: none); returns its last byte (or `last`).
+// A tokenizer with pieces in context (a BPE tokenizer.bin: sf::tokenizer_with_context) prints as
+// llama2.c's run.c does: the piece after prev (no space after BOS, <0xXX> as the byte), nothing for
+// a lone byte that is neither printable nor white space (sf::bpe_printable). Others print the piece
+// of id, '?' for an id without one (a model whose V exceeds the vocabulary).
 template <sf::tokenizer Tok>
-char print_piece(const Tok& tok, std::int32_t id) {
-  const std::string_view p = tok.piece(id);
-  if (p.empty()) {
-    std::fputc('?', stdout);
-    return '?';
+char print_piece(const Tok& tok, std::int32_t prev, std::int32_t id, char last) {
+  if constexpr (sf::tokenizer_with_context<Tok>) {
+    const std::string_view p = sf::bpe_printable(tok.piece_after(prev, id));
+    std::fwrite(p.data(), 1, p.size(), stdout);
+    return p.empty() ? last : p.back();
+  } else {
+    const std::string_view p = tok.piece(id);
+    if (p.empty()) {
+      std::fputc('?', stdout);
+      return '?';
+    }
+    std::fwrite(p.data(), 1, p.size(), stdout);
+    return p.back();
   }
-  std::fwrite(p.data(), 1, p.size(), stdout);
-  return p.back();
 }
 
 // Prefills the prompt (its last T tokens), then j.tokens times: sample, print (flushed), step.
@@ -59,9 +69,16 @@ int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* confi
   dec.use(weights);
 
   char last = '\n';
+  std::int32_t prev = -1;  // the token before the next one printed
+  const std::int32_t bos = j.tokenizer.bos();
   if (j.echo) {
-    for (const std::int32_t id : j.prompt) last = print_piece(j.tokenizer, id);
+    for (const std::int32_t id : j.prompt) {
+      if (!(prev == -1 && id == bos && bos >= 0)) last = print_piece(j.tokenizer, prev, id, last);  // (BOS: not printed)
+      prev = id;
+    }
     std::fflush(stdout);
+  } else if (!j.prompt.empty()) {
+    prev = j.prompt.back();
   }
   const auto t0 = clock_type::now();
   const std::size_t n = std::min(j.prompt.size(), C.T);  // a longer prompt: its last T tokens
@@ -72,7 +89,9 @@ int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* confi
   std::size_t generated = 0;
   while (s && generated < j.tokens) {
     const std::int32_t next = sampler.sample(dec.logits(0));
-    last = print_piece(j.tokenizer, next);
+    if (next == bos && bos >= 0) break;  // as run.c: a BOS ends the text
+    last = print_piece(j.tokenizer, prev, next, last);
+    prev = next;
     std::fflush(stdout);
     if (++generated == 1) t_first = clock_type::now();
     if (generated == j.tokens) break;
@@ -80,7 +99,8 @@ int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* confi
     if (s) s = dec.step(0, next);
   }
   const double seconds = seconds_since(t1);
-  if (last != '\n' && ::isatty(::fileno(stdout))) std::fputc('\n', stdout);
+  if constexpr (sf::tokenizer_with_context<Tok>) std::fputc('\n', stdout);  // as run.c
+  else if (last != '\n' && ::isatty(::fileno(stdout))) std::fputc('\n', stdout);
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail(j, "stdout", "cannot write the text");
   if (!s) return fail(j, j.path, s.message());  // (the decoder's checks: not expected to fail here)
   if (j.runc_stats && generated > 1)  // llama2.c's run.c: the rate from the end of the first step
@@ -118,7 +138,9 @@ int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
   }
   const double load_seconds = j.load_seconds + detail::seconds_since(t0);
   if (!j.save_int8.empty()) {
-    if (sf::status s = weights<C>::save_int8(j.save_int8, q, j.tokenizer.to_metadata()); !s)
+    std::string vocab;  // (a character tokenizer's; the caller refuses --save-int8 for others)
+    if constexpr (requires { j.tokenizer.to_metadata(); }) vocab = j.tokenizer.to_metadata();
+    if (sf::status s = weights<C>::save_int8(j.save_int8, q, vocab); !s)
       return detail::fail(j, j.save_int8, s.message());
     if (!j.quiet) std::fprintf(stderr, "%s: saved %s (int8 weights)\n", j.program, j.save_int8.c_str());
     if (j.tokens == 0) return 0;

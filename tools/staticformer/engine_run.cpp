@@ -31,7 +31,9 @@
 #include "../generate/run.hpp"
 #include "../generate/weights_impl.hpp"
 #include "engine.hpp"
+#include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors_format.hpp"
+#include "staticformer/io/tokenizer_bin.hpp"
 
 namespace {
 
@@ -61,6 +63,51 @@ std::string arch_name() {
   for (const sf::configs::named& k : sf::configs::known)
     if (sf::arch_of(k.value) == arch) return k.name;
   return sf::io::describe(arch);
+}
+
+// `run` for llama2.c's model file (versions 0, 1, 2: sf::io::read_llama2c) with its tokenizer.bin:
+// the prompt encoded as run.c encodes it (BOS first), the text printed as run.c prints it (the
+// piece after the previous token; a lone byte that is not printable is not printed; a BOS ends
+// the text; a newline at the end). The model goes through the checkpoint path in memory, so the
+// generation is the same code as a checkpoint's (tools/generate/run.hpp).
+int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path,
+                long long steps, long long tokens) {
+  sf_gen::job<sf::io::tokenizer_bin> j;
+  j.path = options.path;
+  j.sampling = options.sampling;
+  j.seed = options.seed;
+  j.int8 = options.int8;
+  j.echo = options.echo;
+  j.quiet = options.quiet;
+  j.program = options.program;
+  j.runc_stats = options.runc_stats;
+  if (!options.save_int8.empty())
+    return fail("run", "--save-int8: " + j.path + " is a llama2.c model file (write its int8 form with llama2.c's export.py --version 2)", 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(j.path);
+  if (!m) return fail("run", m.message());
+  if (m->arch != arch)
+    return fail("run", j.path + ": its architecture (" + sf::io::describe(m->arch) + ") is not this executable's (" +
+                           sf::io::describe(arch) + ")");
+  sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_path, arch.V);
+  if (!t) return fail("run", "-z " + tokenizer_path + ": " + t.message());
+  j.tokenizer = std::move(*t);
+  sf::io::writer w;  // the model as a checkpoint, in memory
+  w.set_metadata(sf::io::config_metadata(arch));
+  for (const sf::io::llama2c_tensor& x : m->tensors) w.add(x.name, x.values, x.shape);
+  sf::io::result<std::vector<std::byte>> bytes = w.serialize();
+  if (!bytes) return fail("run", bytes.message());
+  m->tensors = {};  // (the tensors are in `bytes` now)
+  sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
+  if (!f) return fail("run", f.message());
+  if (sf::status s = j.tokenizer.encode(prompt, j.prompt); !s) return fail("run", std::string("-i: ") + s.message());
+  // -n counts the tokens printed, the prompt's included but not its BOS (run.c: -n forward passes,
+  // each printing the token after its position); --tokens counts the generated tokens.
+  const std::size_t positions = steps == 0 ? arch.T : static_cast<std::size_t>(steps), printed = j.prompt.size() - 1;
+  j.tokens = tokens >= 0 ? static_cast<std::size_t>(tokens) : positions > printed ? positions - printed : 0;
+  j.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string name = arch_name();
+  return sf_gen::run<arch>(*f, j, name.c_str());
 }
 
 int run(int argc, char** argv) {
@@ -145,17 +192,19 @@ int run(int argc, char** argv) {
     }
   }
   if (j.path.empty()) return fail("run", "no model given (staticformer run MODEL [options])", 2);
-  if (!tokenizer.empty())
-    return fail("run", "-z " + tokenizer + ": " + j.path +
-                           " carries its own tokenizer (its metadata 'tokenizer.vocab'); a tokenizer file serves "
-                           "models without one",
-                2);
   // As run.c: a negative temperature is 0 (greedy); a top-p outside [0, 1] is 0.9, and 0 or 1
   // turn the nucleus filter off.
   if (j.sampling.temperature < 0.0f) j.sampling.temperature = 0.0f;
   if (!(j.sampling.top_p >= 0.0f && j.sampling.top_p <= 1.0f)) j.sampling.top_p = 0.9f;
   if (j.sampling.top_p == 0.0f) j.sampling.top_p = 1.0f;
   j.seed = seed > 0 ? static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(std::time(nullptr));
+  // A llama2.c model file (not a safetensors checkpoint): its tokenizer is a tokenizer.bin.
+  if (!sf::io::file::open(j.path)) return run_llama2c(j, prompt, tokenizer.empty() ? "tokenizer.bin" : tokenizer, steps, tokens);
+  if (!tokenizer.empty())
+    return fail("run", "-z " + tokenizer + ": " + j.path +
+                           " carries its own tokenizer (its metadata 'tokenizer.vocab'); a tokenizer file serves "
+                           "llama2.c's model files",
+                2);
 
   const auto t0 = std::chrono::steady_clock::now();
   sf::io::result<sf::io::file> f = sf_engine::open_model(j.path);

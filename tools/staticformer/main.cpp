@@ -42,6 +42,7 @@
 #include "../generate/generate.hpp"
 #include "staticformer/config.hpp"
 #include "staticformer/io/config_codec.hpp"
+#include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/quantized.hpp"
 #include "staticformer/io/safetensors_format.hpp"
 #include "staticformer/params.hpp"
@@ -413,17 +414,26 @@ int main(int argc, char** argv) {
     from = config;
   } else if (!model.empty() && command != "train") {
     sf::io::result<sf::io::file> f = sf::io::file::open(model);
-    if (!f) return fail_in(command, f.message());
-    sf::io::result<sf::arch> c = sf::io::read_config(*f);
-    if (!c) return fail_in(command, model + ": not a staticformer checkpoint: " + c.message());
-    arch = *c;
+    if (!f && command == "run") {  // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
+      sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);
+      if (!m)
+        return fail_in(command, model + ": neither a staticformer checkpoint (" + f.message() +
+                                    ") nor a llama2.c model file (" + m.message() + ")");
+      arch = m->arch;
+      has_tokenizer = true;  // (tokenizer.bin, or -z FILE: the executable reads it)
+    } else {
+      if (!f) return fail_in(command, f.message());
+      sf::io::result<sf::arch> c = sf::io::read_config(*f);
+      if (!c) return fail_in(command, model + ": not a staticformer checkpoint: " + c.message());
+      arch = *c;
+      int8 = sf::io::is_quantized(*f);
+      tensors = f->tensors().size();
+      for (const sf::io::tensor_info& t : f->tensors()) parameters += t.elements();
+      file_bytes = f->size_bytes();
+      metadata = f->metadata();
+      has_tokenizer = f->metadata(sf::tokenizer_metadata_key) != nullptr;
+    }
     from = model;
-    int8 = sf::io::is_quantized(*f);
-    tensors = f->tensors().size();
-    for (const sf::io::tensor_info& t : f->tensors()) parameters += t.elements();
-    file_bytes = f->size_bytes();
-    metadata = f->metadata();
-    has_tokenizer = f->metadata(sf::tokenizer_metadata_key) != nullptr;
   } else if (command == "train") {
     return fail_in("train", "--config FILE.json is needed (the architecture to train)", 2);
   } else if (command == "bench") {

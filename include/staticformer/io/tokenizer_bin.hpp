@@ -31,6 +31,7 @@ namespace sf::io {
 
 class tokenizer_bin {  // an sf::tokenizer (forwards to core())
  public:
+  tokenizer_bin() = default;  // no pieces (size 0) until one from open, parse or from_pieces is assigned
   static constexpr std::size_t until_end = 0;              // open/parse: read pieces until the end
   static constexpr std::size_t max_file_bytes = 256u << 20;  // 256 MiB (LLaMA 2's is 434 KB)
 
@@ -79,7 +80,6 @@ class tokenizer_bin {  // an sf::tokenizer (forwards to core())
   static constexpr std::size_t max_tokens(std::string_view text) { return sf::bpe_tokenizer::max_tokens(text); }
 
  private:
-  tokenizer_bin() = default;
   sf::status finish(const std::string& origin);  // sorts, makes core_ view the vectors
 
   std::uint32_t max_token_length_ = 0;
