@@ -136,7 +136,9 @@ TEST(Llama2c, ReadsEveryVersionToThePrintedTensors) {
       const io::llama2c_model m = read_ok(f.get<std::string>());
       const bool v2 = f.get<std::string>().find(".v2_") != std::string::npos;
       EXPECT_EQ(m.version, v2 ? 2 : f.get<std::string>().find(".v0.") != std::string::npos ? 0 : 1);
-      if (v2) EXPECT_EQ(m.group_size, f.get<std::string>().find("gs32") != std::string::npos ? 32u : 64u);
+      if (v2) {
+        EXPECT_EQ(m.group_size, f.get<std::string>().find("gs32") != std::string::npos ? 32u : 64u);
+      }
       check_against_json(m, j, v2);
     }
   }

@@ -414,7 +414,9 @@ int main(int argc, char** argv) {
     from = config;
   } else if (!model.empty() && command != "train") {
     sf::io::result<sf::io::file> f = sf::io::file::open(model);
-    if (!f && command == "run") {  // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
+    std::error_code ec;
+    if (!f && command == "run" && fs::is_regular_file(model, ec)) {
+      // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
       sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);
       if (!m)
         return fail_in(command, model + ": neither a staticformer checkpoint (" + f.message() +

@@ -281,9 +281,11 @@ struct attention {
         const std::size_t g = h / G;
         const bool first = h % G == 0;     // the group's first head writes dK_g, dV_g; the others add
         const auto P = at(s.probs, b, h);  // (T, T) from forward
-        const auto Q = head<H>(s.q, b, h), K = head<KV>(s.k, b, g), V = head<KV>(s.v, b, g);
+        const auto Q = head<H>(s.q, b, h);
+        const auto K = head<KV>(s.k, b, g), V = head<KV>(s.v, b, g);  // (row stride kv·d_k)
         const auto dO = head<H>(std::as_const(w.dO), b, h);
-        const auto dQ = head<H>(w.dq, b, h), dK = head<KV>(w.dkk, b, g), dV = head<KV>(w.dv, b, g);
+        const auto dQ = head<H>(w.dq, b, h);
+        const auto dK = head<KV>(w.dkk, b, g), dV = head<KV>(w.dv, b, g);
         causal_blocks([&](auto r0_, auto rows_) {  // query rows [r0, r0+rows) see keys [0, r0+rows)
           constexpr std::size_t r0 = r0_, rows = rows_, keys = r0 + rows;
           const auto dPb = dP.template block<r0, rows, 0, keys>();
