@@ -249,7 +249,8 @@ TEST(Bpe, Refusals) {
   EXPECT_EQ(refusal(bin{}.u32(5).piece("a").piece("b"), 0),
             "'t.bin': tokenizer.bin: bpe tokenizer: 2 pieces; at least 3 (<unk>, <s>, </s>) are needed");
   bin cut = bin{}.u32(5).piece("a").piece("b").piece("c");
-  cut.b.resize(cut.b.size() - 3);  // in the score and length of piece 2
+  cut.b.erase(cut.b.end() - 3, cut.b.end());  // in the score and length of piece 2 (not resize: g++ 12's
+                                              // -Wstringop-overflow misfires on it under the sanitizers)
   EXPECT_EQ(refusal(cut, 0), "'t.bin': tokenizer.bin: piece 2 of the file is cut off: its score and length need 8 "
                              "bytes at offset 22, the file has 6 more");
   // Every truncation of the real file is refused, never a crash.
