@@ -584,26 +584,7 @@ result<std::vector<std::byte>> serialize_llama2c(const llama2c_model& m, const l
 sf::status write_llama2c(const std::string& path, const llama2c_model& m, const llama2c_write_options& o) {
   result<std::vector<std::byte>> bytes = serialize_llama2c(m, o);
   if (!bytes) return bytes.status();
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return detail::fail({"cannot create '", tmp, "': ", std::strerror(errno)});
-  bool ok = std::fwrite(bytes->data(), 1, bytes->size(), f) == bytes->size();
-  ok = std::fflush(f) == 0 && ok;
-#if defined(__unix__) || defined(__APPLE__)
-  ok = ::fsync(::fileno(f)) == 0 && ok;
-#endif
-  int saved = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return detail::fail({"cannot write '", tmp, "': ", std::strerror(saved ? saved : errno)});
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    saved = errno;
-    std::remove(tmp.c_str());
-    return detail::fail({"cannot rename '", tmp, "' to '", path, "': ", std::strerror(saved)});
-  }
-  return sf::status::ok();
+  return detail::write_file_atomically(path, *bytes);
 }
 
 sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
@@ -616,7 +597,7 @@ sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::
 
 // ----------------------------------------------------------------------------- checkpoints
 
-sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string& path, const metadata_map& extra) {
+result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {
   if (sf::status s = llama2c_check_arch(m.arch); !s) return s;
   writer w;
   w.set_metadata(config_metadata(m.arch));
@@ -633,8 +614,13 @@ sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string&
                            to_string(t->shape)});
     w.add(name, t->values, shape);
   }
-  if (sf::status s = w.check(); !s) return s;
-  return w.write(path);
+  return w.serialize();
+}
+
+sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string& path, const metadata_map& extra) {
+  result<std::vector<std::byte>> bytes = llama2c_checkpoint_bytes(m, extra);
+  if (!bytes) return bytes.status();
+  return detail::write_file_atomically(path, *bytes);
 }
 
 result<llama2c_model> llama2c_from_checkpoint(const file& f) {

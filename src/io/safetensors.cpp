@@ -496,13 +496,12 @@ result<std::vector<std::byte>> writer::serialize() const {
   return out;
 }
 
-sf::status writer::write(const std::string& path) const {
-  result<std::vector<std::byte>> bytes = serialize();
-  if (!bytes) return bytes.status();
+namespace detail {
+sf::status write_file_atomically(const std::string& path, std::span<const std::byte> bytes) {
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return detail::fail({"cannot create '", tmp, "': ", std::strerror(errno)});
-  bool ok = std::fwrite(bytes->data(), 1, bytes->size(), f) == bytes->size();
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   ok = std::fflush(f) == 0 && ok;
 #if defined(__unix__) || defined(__APPLE__)
   ok = ::fsync(::fileno(f)) == 0 && ok;
@@ -519,6 +518,13 @@ sf::status writer::write(const std::string& path) const {
     return detail::fail({"cannot rename '", tmp, "' to '", path, "': ", std::strerror(saved)});
   }
   return sf::status::ok();
+}
+}  // namespace detail
+
+sf::status writer::write(const std::string& path) const {
+  result<std::vector<std::byte>> bytes = serialize();
+  if (!bytes) return bytes.status();
+  return detail::write_file_atomically(path, *bytes);
 }
 
 void writer::note(const std::string& e) {

@@ -92,10 +92,7 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
   sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_path, arch.V);
   if (!t) return fail("run", "-z " + tokenizer_path + ": " + t.message());
   j.tokenizer = std::move(*t);
-  sf::io::writer w;  // the model as a checkpoint, in memory
-  w.set_metadata(sf::io::config_metadata(arch));
-  for (const sf::io::llama2c_tensor& x : m->tensors) w.add(x.name, x.values, x.shape);
-  sf::io::result<std::vector<std::byte>> bytes = w.serialize();
+  sf::io::result<std::vector<std::byte>> bytes = sf::io::llama2c_checkpoint_bytes(*m);  // the model as a checkpoint
   if (!bytes) return fail("run", bytes.message());
   m->tensors = {};  // (the tensors are in `bytes` now)
   sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);

@@ -109,6 +109,8 @@ sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::
 // A model as docs/model.md's float checkpoint: config_metadata(m.arch) plus `extra`, and the
 // float tensors (a version-2 model's dequantized values).
 sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string& path, const metadata_map& extra = {});
+// The same checkpoint's bytes, in memory (sf::io::file::parse reads them).
+result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra = {});
 // The other way: a float checkpoint of an architecture llama2.c can hold (llama2c_check_arch) as
 // a model to write with write_llama2c (version 1 unless changed).
 result<llama2c_model> llama2c_from_checkpoint(const file& f);

@@ -143,6 +143,8 @@ bool parse_size(const std::string& s, std::size_t& out);    // decimal digits on
 bool parse_double(const std::string& s, double& out);       // finite numbers only
 // "\"text\"", cut when long (hostile values are quoted in messages).
 std::string shown(std::string_view s);
+// Writes `bytes` to path.tmp, syncs, renames it to path: a reader never sees half a file.
+sf::status write_file_atomically(const std::string& path, std::span<const std::byte> bytes);
 }  // namespace detail
 
 // ----------------------------------------------------------------------------- result<T>
