@@ -4,6 +4,8 @@
 // strides), Acc on and off, with and without bias. The tolerance and the guard checks are
 // explained in gemm_check.hpp. Also: the public entry points in a constant expression,
 // double on the scalar backend, and the public (native) dispatch at run time.
+// One program: the backends' checks are in test/gemm/{scalar,avx2,avx512,neon}.cpp (one translation
+// unit each, so that none takes long to compile), the rest here.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,7 +18,6 @@
 #include "staticformer/simd.hpp"
 
 namespace {
-using sf_test::op;
 
 // ---------------------------------------------------------------- constant evaluation
 // A (2,3) = [[1,2,3],[4,5,6]], B (3,2) = [[1,0],[2,1],[0,3]]
@@ -42,69 +43,9 @@ static_assert(gemm_nn_constexpr(), "gemm_nn must run in a constant expression");
 static_assert(gemm_nt_constexpr(), "gemm_nt must run in a constant expression");
 static_assert(gemm_tn_constexpr(), "gemm_tn must run in a constant expression");
 
-// ---------------------------------------------------------------- run-time checks
-struct summary {
-  std::size_t shapes = 0;
-  double worst_rel = 0, worst_sqrt = 0;
-};
-
-// Checks one (backend, op, shape); a plain function, so the per-shape template code is
-// only the kernel call (call_kernel) and the test compiles quickly.
-template <class T>
-void check_one(const char* backend, op O, std::size_t index, sf_test::kernel_fn<T> kernel, summary& s) {
-  const sf_test::shape S = sf_test::any_shape(index);
-  const sf_test::result r = sf_test::check<T>(S, O, kernel, static_cast<std::uint32_t>(7919 * index + static_cast<int>(O)));
-  ++s.shapes;
-  if (r.worst_rel > s.worst_rel) s.worst_rel = r.worst_rel;
-  if (r.worst_sqrt > s.worst_sqrt) s.worst_sqrt = r.worst_sqrt;
-  EXPECT_TRUE(r.ok()) << backend << " gemm_" << sf_test::op_name(O) << " shape #" << index << " M=" << S.M
-                      << " N=" << S.N << " K=" << S.K << " pads=(" << S.pad_a << "," << S.pad_b << "," << S.pad_c
-                      << ") off=" << S.off << " acc=" << S.acc << " bias=" << S.bias << ": " << r.bad
-                      << " elements over the bound, first (" << r.m << "," << r.n << ") got " << r.got << " want "
-                      << r.want << " bound " << r.bound << "; " << r.guard_bad << " guard elements overwritten";
-}
-
-template <class V, op O, std::size_t Stride, std::size_t... I>
-void check_shapes(std::index_sequence<I...>) {
-  using T = typename V::value_type;
-  static constexpr sf_test::kernel_fn<T> kernels[] = {&sf_test::call_kernel<V, O, I * Stride>...};
-  summary s;
-  for (std::size_t i = 0; i < sizeof...(I); ++i) check_one<T>(V::name, O, i * Stride, kernels[i], s);
-  std::printf("[ %-6s gemm_%s ] %zu shapes, worst error %.3f of the bound, %.3f x sqrt(K+2)*u*sum|ab|\n", V::name,
-              sf_test::op_name(O), s.shapes, s.worst_rel, s.worst_sqrt);
-}
-// every shape, or every Stride-th one (the scalar backends: same code, less compile time)
-template <class V, op O, std::size_t Stride = 1>
-void check_all() {
-  check_shapes<V, O, Stride>(std::make_index_sequence<(sf_test::n_shapes + Stride - 1) / Stride>{});
-}
-
 }  // namespace
 
 TEST(gemm_constexpr, static_asserts_compiled) { SUCCEED(); }
-
-TEST(gemm_scalar_float, nn) { check_all<sf::simd::scalar<float>, op::nn, 2>(); }
-TEST(gemm_scalar_float, nt) { check_all<sf::simd::scalar<float>, op::nt, 2>(); }
-TEST(gemm_scalar_float, tn) { check_all<sf::simd::scalar<float>, op::tn, 2>(); }
-TEST(gemm_scalar_double, nn) { check_all<sf::simd::scalar<double>, op::nn, 3>(); }
-TEST(gemm_scalar_double, nt) { check_all<sf::simd::scalar<double>, op::nt, 3>(); }
-TEST(gemm_scalar_double, tn) { check_all<sf::simd::scalar<double>, op::tn, 3>(); }
-
-#if defined(SF_SIMD_HAVE_AVX2)
-TEST(gemm_avx2, nn) { check_all<sf::simd::avx2, op::nn>(); }
-TEST(gemm_avx2, nt) { check_all<sf::simd::avx2, op::nt>(); }
-TEST(gemm_avx2, tn) { check_all<sf::simd::avx2, op::tn>(); }
-#endif
-#if defined(SF_SIMD_HAVE_AVX512)
-TEST(gemm_avx512, nn) { check_all<sf::simd::avx512, op::nn>(); }
-TEST(gemm_avx512, nt) { check_all<sf::simd::avx512, op::nt>(); }
-TEST(gemm_avx512, tn) { check_all<sf::simd::avx512, op::tn>(); }
-#endif
-#if defined(SF_SIMD_HAVE_NEON)
-TEST(gemm_neon, nn) { check_all<sf::simd::neon, op::nn>(); }
-TEST(gemm_neon, nt) { check_all<sf::simd::neon, op::nt>(); }
-TEST(gemm_neon, tn) { check_all<sf::simd::neon, op::tn>(); }
-#endif
 
 // The public entry points at run time use the native backend and agree with the reference
 // (bit for bit is not required: the same γ bound as above, here checked on a (T, D) head slice).

@@ -1,5 +1,5 @@
 // staticformer-run: the model's computations for configuration C, declared here and compiled
-// in tools/runner/model.cpp (for every reference configuration of sf::configs::known), so
+// in tools/runner/model.cpp and model_<i>.cpp (one reference configuration of sf::configs::known each), so
 // that the command-line translation unit, tools/staticformer-run.cpp, does not compile them too:
 // each of the two stays quick to compile.
 #ifndef SF_TOOLS_RUNNER_MODEL_HPP
