@@ -3,9 +3,12 @@
 # A random LLaMA-2 model of llama2.c's stories260K kind (grouped-query attention, SwiGLU, shared
 # classifier; test/data/llama2c/runc_gqa.v0.bin, run.c's version 0 file) with a sentencepiece BPE
 # tokenizer.bin: the text must be byte for byte what llama2.c's run.c printed for the same file and
-# flags (test/data/llama2c/runc_gqa.expected.txt, written by tools/make_runc_reference.py). The
-# architecture is compiled on first use. Then the refusals: no tokenizer.bin, a tokenizer of
-# another vocabulary size, --save-int8.
+# flags (test/data/llama2c/runc_gqa*.expected.txt, written by tools/make_runc_reference.py):
+# greedy (-t 0), and sampled with run.c's recipe (its random numbers, softmax and nucleus) at
+# -t 0.8 -p 0.9 -s 96 and at -t 1.0 -p 0 -s 179 (the whole distribution), -n 0 (the context
+# length, where run.c stops). The architecture is compiled on first use. Then --sampler
+# staticformer (another text), and the refusals: no tokenizer.bin, a tokenizer of another
+# vocabulary size, --save-int8, --top-k with run.c's recipe.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -14,21 +17,48 @@ include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error
 
 set(model "${DATA}/llama2c/runc_gqa.v0.bin")
 set(tok "${DATA}/bpe/tok512.bin")
-sf(run "${model}" -z "${tok}" -t 0 -n 200 -i "ROMEO: But soft")
-if(NOT sf_rc EQUAL 0)
-  message(FATAL_ERROR "staticformer run ${model}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
+# staticformer run MODEL -z tok512.bin ARGN -i PROMPT must print run.c's text, test/data/llama2c/<expected>
+# (on stdout; run.c's "achieved tok/s" line on stderr).
+function(expect_runc_text expected)
+  sf(run "${model}" -z "${tok}" ${ARGN} -i "ROMEO: But soft")
+  if(NOT sf_rc EQUAL 0)
+    message(FATAL_ERROR "staticformer run ${model} ${ARGN}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
+  endif()
+  file(READ "${DATA}/llama2c/${expected}" want)
+  if(NOT sf_out STREQUAL want)
+    file(WRITE "${WORK}/got-${expected}" "${sf_out}")
+    message(FATAL_ERROR "staticformer run ${model} ${ARGN}: the text differs from run.c's (${WORK}/got-${expected} "
+                        "vs ${DATA}/llama2c/${expected})\nrun.c:\n${want}\nstaticformer:\n${sf_out}")
+  endif()
+  if(NOT sf_err MATCHES "achieved tok/s: [0-9.]+")
+    message(FATAL_ERROR "staticformer run ${ARGN}: no 'achieved tok/s' line on stderr:\n${sf_err}")
+  endif()
+  string(LENGTH "${sf_out}" n)
+  string(REPLACE ";" " " shown "${ARGN}")
+  message(STATUS "ok: staticformer run runc_gqa.v0.bin -z tok512.bin ${shown}: run.c's text, ${n} bytes")
+  set(sf_out "${sf_out}" PARENT_SCOPE)
+endfunction()
+
+expect_runc_text(runc_gqa.expected.txt -t 0 -n 200)
+# Sampled: the file runc_gqa.t0.8-p0.9-s96-n0.expected.txt holds run.c's text for -t 0.8 -p 0.9 -s 96 -n 0.
+foreach(flags t0.8-p0.9-s96-n0 t1.0-p0-s179-n0)
+  string(REPLACE "-" ";" parts "${flags}")
+  set(args)
+  foreach(p IN LISTS parts)
+    string(SUBSTRING "${p}" 0 1 flag)
+    string(SUBSTRING "${p}" 1 -1 value)
+    list(APPEND args "-${flag}" "${value}")
+  endforeach()
+  expect_runc_text(runc_gqa.${flags}.expected.txt ${args})
+  set(runc_${flags} "${sf_out}")
+endforeach()
+# The library's own recipe (sf::sampler's default): its own random numbers, so another text.
+sf(run "${model}" -z "${tok}" -t 0.8 -p 0.9 -s 96 -n 0 -i "ROMEO: But soft" --sampler staticformer)
+if(NOT sf_rc EQUAL 0 OR sf_out STREQUAL "${runc_t0.8-p0.9-s96-n0}" OR NOT sf_out MATCHES "^ROMEO: But soft")
+  message(FATAL_ERROR "staticformer run --sampler staticformer: exit status ${sf_rc}, expected another text "
+                      "than run.c's:\n${sf_out}\n${sf_err}")
 endif()
-file(READ "${DATA}/llama2c/runc_gqa.expected.txt" expected)
-if(NOT sf_out STREQUAL expected)
-  file(WRITE "${WORK}/got.txt" "${sf_out}")
-  message(FATAL_ERROR "staticformer run ${model}: the text differs from run.c's (${WORK}/got.txt vs "
-                      "${DATA}/llama2c/runc_gqa.expected.txt)\nrun.c:\n${expected}\nstaticformer:\n${sf_out}")
-endif()
-if(NOT sf_err MATCHES "achieved tok/s: [0-9.]+")
-  message(FATAL_ERROR "staticformer run: no 'achieved tok/s' line on stderr:\n${sf_err}")
-endif()
-string(LENGTH "${sf_out}" n)
-message(STATUS "ok: staticformer run ${model} -z tok512.bin -t 0 -n 200: run.c's text, ${n} bytes")
+message(STATUS "ok: --sampler staticformer gives another text")
 
 # run.c's default tokenizer is tokenizer.bin in the working directory
 execute_process(COMMAND "${STATICFORMER}" run "${model}" -t 0 -n 10 WORKING_DIRECTORY "${WORK}"
@@ -39,3 +69,5 @@ endif()
 message(STATUS "ok (refused): no tokenizer.bin\n  ${err}")
 sf_error(1 "-z .*: " run "${model}" -z "${DATA}/llama2c/README.md" -t 0 -n 10)
 sf_error(2 "--save-int8: .*llama2.c model file" run "${model}" -z "${tok}" --save-int8 "${WORK}/x.safetensors")
+sf_error(2 "--top-k: llama2.c's recipe \\(--sampler llama2c\\) has no top-k" run "${model}" -z "${tok}" --sampler llama2c --top-k 5)
+sf_error(2 "--sampler: 'runc' is not llama2c" run "${model}" -z "${tok}" --sampler runc)

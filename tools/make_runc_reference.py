@@ -1,9 +1,17 @@
 #!/usr/bin/env python3
-"""Writes test/data/llama2c/runc_gqa.v0.bin and runc_gqa.expected.txt: a random LLaMA-2 model of
+"""Writes test/data/llama2c/runc_gqa.v0.bin and runc_gqa*.expected.txt: a random LLaMA-2 model of
 llama2.c's stories260K kind (grouped-query attention, SwiGLU with a hidden width of no power of
 two, a shared classifier), exported by llama2.c's own export.py (version 0, run.c's file), and the
-text llama2.c's run.c prints for it at temperature 0 with the BPE tokenizer test/data/bpe/tok512.bin.
-CTest's tool_staticformer_llama2c runs `staticformer run` on the same file and flags and compares.
+texts llama2.c's run.c prints for it with the BPE tokenizer test/data/bpe/tok512.bin: at
+temperature 0 (runc_gqa.expected.txt), and sampled with run.c's random numbers
+(runc_gqa.<flags>.expected.txt, SAMPLED below). CTest's tool_staticformer_llama2c runs
+`staticformer run` on the same file and flags and compares.
+
+The sampled cases use -n 0 (the context length, 128): run.c stops there, where staticformer goes
+on. Their seeds were chosen (among 1 to 200, with a run.c printing its margins) so that no coin
+and no nucleus cut lies within 1e-4 of a boundary of run.c's cumulative sums: staticformer's
+logits differ from run.c's by float rounding (another order of summation), which may decide a
+draw that close (docs/tools.md, "Generating text").
 
     /usr/bin/python3 tools/make_runc_reference.py /work/shared/peers/llama2c test/data/llama2c
 
@@ -22,6 +30,8 @@ from export import legacy_export  # noqa: E402  (llama2.c's)
 
 PROMPT = "ROMEO: But soft"
 STEPS = "200"
+SAMPLED = [["-t", "0.8", "-p", "0.9", "-s", "96", "-n", "0"],  # nucleus
+           ["-t", "1.0", "-p", "0", "-s", "179", "-n", "0"]]   # -p 0: the whole distribution
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 tokenizer = os.path.join(root, "test", "data", "bpe", "tok512.bin")
 
@@ -41,8 +51,12 @@ legacy_export(m, model_path)
 with tempfile.TemporaryDirectory() as tmp:
     run = os.path.join(tmp, "run")
     subprocess.run(["gcc", "-O2", "-o", run, os.path.join(peers, "run.c"), "-lm"], check=True)
-    text = subprocess.run([run, model_path, "-z", tokenizer, "-t", "0", "-n", STEPS, "-i", PROMPT], check=True,
-                          capture_output=True).stdout
-with open(os.path.join(out, "runc_gqa.expected.txt"), "wb") as f:
-    f.write(text)
-print(f"wrote {model_path} and runc_gqa.expected.txt ({len(text)} bytes): run.c -t 0 -n {STEPS} -i {PROMPT!r}")
+    cases = [("runc_gqa.expected.txt", ["-t", "0", "-n", STEPS])]
+    cases += [("runc_gqa." + "-".join(f[1:] + v for f, v in zip(flags[::2], flags[1::2])) + ".expected.txt", flags) for flags in SAMPLED]
+    for name, flags in cases:
+        text = subprocess.run([run, model_path, "-z", tokenizer] + flags + ["-i", PROMPT], check=True,
+                              capture_output=True).stdout
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(text)
+        print(f"wrote {name} ({len(text)} bytes): run.c {' '.join(flags)} -i {PROMPT!r}")
+print(f"wrote {model_path}")

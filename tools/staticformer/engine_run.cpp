@@ -1,7 +1,7 @@
 // The `staticformer` command's inference executable for one architecture (engine.hpp):
 //
 //   run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT] [-z TOKENIZER] [-m generate] [--int8] [-q]
-//       [--tokens N] [--top-k K] [--save-int8 PATH] [--no-echo]
+//       [--tokens N] [--top-k K] [--sampler llama2c|staticformer] [--save-int8 PATH] [--no-echo]
 //   export MODEL -o HEADER [--int8] [--namespace NAME]
 //   convert MODEL -o OUT --int8
 //
@@ -10,9 +10,12 @@
 // positions, the prompt's included (default 256, 0 = the context length; past the context the
 // stream slides, keeping its last 3T/4 tokens, where run.c stops), -i the prompt, -z the
 // tokenizer (a staticformer checkpoint carries its own; -z is for the llama2.c models to come),
-// -m generate (chat is run.c's other mode: not offered). It prints the prompt and the text as it is
-// generated, then on stderr run.c's "achieved tok/s" line and a line of statistics (-q: neither).
-// Beyond run.c: --tokens N (generate N tokens, whatever the prompt's length), --top-k K,
+// -m generate (chat is run.c's other mode: not offered). It samples by run.c's recipe (its random
+// numbers, softmax and nucleus: sf::sampling_recipe::llama2c), for every model. It prints the
+// prompt and the text as it is generated, then on stderr run.c's "achieved tok/s" line and a line
+// of statistics (-q: neither).
+// Beyond run.c: --tokens N (generate N tokens, whatever the prompt's length), --sampler staticformer
+// (the library's own recipe, sf::sampler's default), --top-k K (K > 0: the library's recipe, which has it),
 // --save-int8 PATH (write the int8 checkpoint; with --tokens 0 only that), --no-echo (do not print
 // the prompt), and the long names --prompt, --temperature, --top-p, --seed, --steps (also as
 // --name=value).
@@ -111,9 +114,10 @@ int run(int argc, char** argv) {
   sf_gen::job<> j;
   j.program = "staticformer run";
   j.runc_stats = true;
-  j.sampling = {.temperature = 1.0f, .top_k = 0, .top_p = 0.9f};  // run.c's defaults
+  // run.c's defaults and recipe
+  j.sampling = {.temperature = 1.0f, .top_k = 0, .top_p = 0.9f, .recipe = sf::sampling_recipe::llama2c};
   long long seed = 0, steps = 256, tokens = -1;
-  std::string prompt, tokenizer;
+  std::string prompt, tokenizer, recipe;  // recipe: --sampler's value
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     const char* inline_value = nullptr;  // --option=value
@@ -145,7 +149,7 @@ int run(int argc, char** argv) {
       continue;
     }
     const bool valued = (a.size() == 2 && a[0] == '-' && a[1] != '-') || a == "--tokens" || a == "--top-k" ||
-                        a == "--save-int8";
+                        a == "--save-int8" || a == "--sampler";
     if (valued) {
       if (!inline_value && i + 1 >= argc) return fail("run", a + " needs a value", 2);
       const char* v = inline_value ? inline_value : argv[++i];
@@ -165,6 +169,11 @@ int run(int argc, char** argv) {
         if (!sf::io::parse_integer(std::string_view(v), u, std::size_t{0}, std::size_t{1} << 40))
           return fail("run", a + ": '" + v + "' is not a non-negative integer", 2);
         j.sampling.top_k = u;
+      } else if (a == "--sampler") {
+        recipe = v;
+        if (recipe != "llama2c" && recipe != "staticformer")
+          return fail("run", a + ": '" + recipe + "' is not llama2c (run.c's recipe, the default) or staticformer",
+                      2);
       } else if (a == "--save-int8") {
         j.save_int8 = v;
         if (j.save_int8.empty()) return fail("run", a + ": the path is empty", 2);
@@ -194,7 +203,13 @@ int run(int argc, char** argv) {
   if (j.sampling.temperature < 0.0f) j.sampling.temperature = 0.0f;
   if (!(j.sampling.top_p >= 0.0f && j.sampling.top_p <= 1.0f)) j.sampling.top_p = 0.9f;
   if (j.sampling.top_p == 0.0f) j.sampling.top_p = 1.0f;
-  j.seed = seed > 0 ? static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(std::time(nullptr));
+  // run.c's recipe has no top-k: --top-k K > 0 takes the library's, unless --sampler says otherwise.
+  if (recipe == "staticformer" || (recipe.empty() && j.sampling.top_k > 0))
+    j.sampling.recipe = sf::sampling_recipe::staticformer;
+  else if (j.sampling.top_k > 0)
+    return fail("run", "--top-k: llama2.c's recipe (--sampler llama2c) has no top-k", 2);
+  // As run.c: the seed is the generator's state, a negative one modulo 2^64; 0 is the time.
+  j.seed = seed != 0 ? static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(std::time(nullptr));
   // A llama2.c model file (not a safetensors checkpoint): its tokenizer is a tokenizer.bin.
   if (!sf::io::file::open(j.path)) return run_llama2c(j, prompt, tokenizer.empty() ? "tokenizer.bin" : tokenizer, steps, tokens);
   if (!tokenizer.empty())

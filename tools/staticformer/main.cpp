@@ -80,7 +80,8 @@ constexpr usage_entry usage_entries[] = {
      "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
      "        [-m generate] [--int8] [-q]\n"
      "        generates text; the flags are llama2.c's run.c's, with its defaults (-t 1.0 -p 0.9,\n"
-     "        -s the time, -n 256 positions including the prompt's; 0 = the context length)\n"},
+     "        -s the time, -n 256 positions including the prompt's; 0 = the context length) and its\n"
+     "        sampling (--sampler staticformer or --top-k K: the library's own)\n"},
     {"export", "  export MODEL -o HEADER [--int8] [--namespace NAME]   the model as a C++ header, for firmware\n"},
     {"convert", "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
@@ -346,7 +347,8 @@ std::string build(const sf::arch& arch, const engine& e, const build_info& b, co
 bool takes_value(const std::string& command, const std::string& a) {
   if (command == "run")
     return (a.size() == 2 && a[0] == '-' && std::strchr("tpsnizmy", a[1])) || a == "--prompt" || a == "--temperature" ||
-           a == "--top-p" || a == "--seed" || a == "--steps" || a == "--tokens" || a == "--top-k" || a == "--save-int8";
+           a == "--top-p" || a == "--seed" || a == "--steps" || a == "--tokens" || a == "--top-k" || a == "--save-int8" ||
+           a == "--sampler";
   if (command == "export" || command == "convert") return a == "-o" || a == "--output" || a == "--namespace";
   if (command == "header") return a == "-o" || (a.size() > 2 && a[0] == '-' && a[1] == '-');
   return a.size() > 2 && a[0] == '-' && a[1] == '-' && a != "--int8";
