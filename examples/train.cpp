@@ -72,6 +72,9 @@
   extern template sf::status sf::io::load_training<CFG>(const std::string&, sf::trainer<CFG>&, sf::dataset<CFG>&, \
                                                         sf::char_tokenizer&, sf::io::optimizer_info*);
 SF_TRAIN_CONFIGS(SF_TRAIN_EXTERN)
+// So is the training step (sf::trainer: forward, backward, AdamW), in examples/train/trainer.cpp.
+#define SF_TRAINER_EXTERN(CFG) extern template struct sf::trainer<CFG>;
+SF_TRAIN_CONFIGS(SF_TRAINER_EXTERN)
 
 // Decoding with the trained weights is in examples/train/decode.cpp (its own translation unit):
 // the sample at the end, and the validation loss with float and int8 weights through the KV-cache

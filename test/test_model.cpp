@@ -1,7 +1,7 @@
 // The model: inference in a constant expression, inference == training forward, a batch in chunks,
 // no heap allocation in forward, backward, inference or the optimizer step, compile-time memory sizes.
-// One GoogleTest program in two translation units, to keep each quick to compile: this file and
-// test/model/no_heap.cpp (more configurations, the sizes); the check is in test/model/no_heap.hpp.
+// One GoogleTest program in several translation units, one configuration each to keep each quick
+// to compile: this file and test/model/*.cpp; the checks are in test/model/*.hpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -113,8 +113,7 @@ TEST(Model, RopeBase) {
 }
 
 // ---------------------------------------------------------------- infer == forward, no allocation
-// (the check: test/model/no_heap.hpp; two more configurations: test/model/no_heap.cpp)
+// (the check: test/model/no_heap.hpp; the other configurations: test/model/no_heap*.cpp)
 TEST(Model, InferEqualsForwardNoHeapGpt2) { infer_equals_forward_and_no_heap<sf::configs::ref_gpt2>(); }
-TEST(Model, InferEqualsForwardNoHeapLlama) { infer_equals_forward_and_no_heap<sf::configs::ref_llama>(); }
 
 }  // namespace

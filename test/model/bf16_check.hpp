@@ -11,8 +11,7 @@
 //     constant per query): both paths give float noise there (~10⁻¹¹);
 //   * and not equal: the products really are rounded (a path that ignored the policy fails);
 //   * the parameters' type does not depend on the precision (a bf16-trained model is a float one).
-// Used by test/model/bf16.cpp and bf16_more.cpp (two configurations each, so that neither takes
-// long to compile).
+// Used by test/model/bf16*.cpp (one configuration each, so that none takes long to compile).
 #pragma once
 #include <gtest/gtest.h>
 

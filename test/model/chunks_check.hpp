@@ -1,7 +1,7 @@
 // model/chunks_check.hpp — the test_model program's check that a batch run in chunks of sequences
 // (sf::forward_backward, sf::batch_activations) gives the results of sf::forward + sf::backward on
-// the whole batch and allocates nothing. Used by test/model/chunks.cpp and chunks_tied.cpp (so that
-// neither takes long to compile).
+// the whole batch and allocates nothing. Used by test/model/chunks*.cpp (so that none takes long
+// to compile).
 #pragma once
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // The model, continued (part of the test_model program, see test/test_model.cpp; a translation
 // unit of its own to keep each quick to compile): infer == forward and no heap allocation for
-// two more configurations; the sizes are compile-time constants.
+// ref-vaswani (ref-llama and nano: no_heap_llama.cpp, no_heap_nano.cpp); the sizes are
+// compile-time constants.
 #include <gtest/gtest.h>
 
 #include <type_traits>
@@ -12,7 +13,6 @@ namespace {
 
 // ---------------------------------------------------------------- infer == forward, no allocation (continued)
 TEST(Model, InferEqualsForwardNoHeapVaswani) { infer_equals_forward_and_no_heap<sf::configs::ref_vaswani>(); }
-TEST(Model, InferEqualsForwardNoHeapNano) { infer_equals_forward_and_no_heap<sf::configs::nano>(); }
 
 // ---------------------------------------------------------------- sizes are compile-time constants
 static_assert(sf::memory_footprint<sf::configs::nano>::parameter_count ==

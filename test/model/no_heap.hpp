@@ -1,5 +1,5 @@
-// Shared by the two translation units of test_model (test/test_model.cpp and
-// test/model/no_heap.cpp): the heap-allocation counter and the infer == forward, no-heap check.
+// Shared by the translation units of test_model (test/test_model.cpp and test/model/*.cpp): the
+// heap-allocation counter and the infer == forward, no-heap check.
 #ifndef SF_TEST_MODEL_NO_HEAP_HPP
 #define SF_TEST_MODEL_NO_HEAP_HPP
 
