@@ -13,7 +13,8 @@
 // prefill/<weights>/dim128/<style>: one prompt of T tokens prefilled in one call.
 // Counters: tokens/s, and GFLOP/s of the matrix products (2 FLOP per multiply-add: the weight
 // products, the head, and the attention's q·k and p·v over the positions actually attended).
-// The float rows are registered here, the int8 rows in bench_decode_int8.cpp; the code is bench_decode.hpp.
+// The float rows are registered here, the int8 rows in bench_decode_int8.cpp (dim128) and
+// bench_decode_int8_nano.cpp; the code is bench_decode.hpp.
 #include "bench_decode.hpp"
 
 using namespace sf_bench_decode;

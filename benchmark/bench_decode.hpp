@@ -1,6 +1,6 @@
 // bench_decode.hpp — sf_bench_decode's benchmarks (see bench_decode.cpp), shared by its translation
-// units: bench_decode.cpp (float weights) and bench_decode_int8.cpp (int8), so that neither takes
-// long to compile.
+// units: bench_decode.cpp (float weights), bench_decode_int8.cpp and bench_decode_int8_nano.cpp
+// (int8), so that none takes long to compile.
 #pragma once
 #include <benchmark/benchmark.h>
 

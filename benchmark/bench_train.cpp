@@ -21,12 +21,11 @@
 // (N parameters; forward one third of it, zero-grad + backward two thirds); pct_peak = GFLOPs over
 // the peak FMA rate measured right after the timed loop (benchmark/peak.hpp) ×100; peak_GFLOPs;
 // adamw: GB/s of its memory traffic (parameters, gradients and both moments read, three written).
-// Thread CPU time; data in static storage. The rows are registered by shape in this file (nano,
-// nano_b32), bench_train_micro.cpp and bench_train_small.cpp; the code is bench_train.hpp.
+// Thread CPU time; data in static storage. The rows are registered by shape in this file (nano),
+// bench_train_nano_b32.cpp, bench_train_micro.cpp and bench_train_small.cpp; the code is bench_train.hpp.
 #include "bench_train.hpp"
 
 SF_BENCH_SHAPE(sf::configs::nano, "nano")
-SF_BENCH_SHAPE(sf_bench_train::nano_b32, "nano_b32")
 SF_BENCH_SHAPE_BF16(sf::configs::nano, "nano")
 
 BENCHMARK_MAIN();

@@ -1,6 +1,6 @@
 // bench_train.hpp — sf_bench_train's benchmarks (see bench_train.cpp), shared by its translation
-// units: bench_train.cpp (nano, nano_b32), bench_train_micro.cpp and bench_train_small.cpp, one
-// shape each so that none takes long to compile. SF_BENCH_SHAPE(C, name) and
+// units: bench_train.cpp (nano), bench_train_nano_b32.cpp, bench_train_micro.cpp and
+// bench_train_small.cpp, one shape each so that none takes long to compile. SF_BENCH_SHAPE(C, name) and
 // SF_BENCH_SHAPE_BF16(C, name) register a shape's rows.
 #pragma once
 #include <benchmark/benchmark.h>

@@ -5,7 +5,8 @@
 // at odd ones, by row ranges and by column panels; and whole training steps (forward, backward,
 // AdamW; the products, attention's per-head work and the element-wise and row-wise passes split,
 // however small) of nano and ref-llama give bit-identical parameters with 1, 2 and 3 threads and
-// with the stand-in runner.
+// with the stand-in runner (test/threads/training.cpp, a unit of its own so that neither takes long
+// to compile).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,29 +17,11 @@
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/threads.hpp"
+#include "threads/reverse_runner.hpp"
 
 namespace {
+using sf_test::reverse_runner;
 
-// A runner that runs its tasks one after the other on this thread, last task first.
-struct reverse_runner {
-  sf::parallel::runner r;
-  std::vector<std::vector<unsigned char>> buffers;
-  explicit reverse_runner(std::size_t tasks) : buffers(tasks, std::vector<unsigned char>(sf::parallel::task_buffer_bytes + 64)) {
-    r.tasks = tasks;
-    r.state = this;
-    r.run = [](const sf::parallel::runner& self, void (*task)(void*, std::size_t), void* ctx) {
-      sf::parallel::in_task = true;
-      for (std::size_t i = self.tasks; i-- > 0;) task(ctx, i);
-      sf::parallel::in_task = false;
-    };
-    r.own_buffer = [](const sf::parallel::runner&) -> void* { return nullptr; };  // one thread: the static ones
-    r.buffer = [](const sf::parallel::runner& self, std::size_t i) -> void* {
-      auto& b = static_cast<reverse_runner*>(self.state)->buffers[i];
-      const auto p = reinterpret_cast<std::uintptr_t>(b.data());
-      return b.data() + ((64 - p % 64) % 64);  // 64-byte aligned
-    };
-  }
-};
 
 std::vector<float> random(std::size_t n, std::uint32_t seed) {
   std::vector<float> v(n);
@@ -97,60 +80,4 @@ TEST(Threads, GemmSplitSameBits) {
   check_shape<130, 257, 5>();    // odd, split (5 tasks: by column panels, the last one partial)
   check_shape<64, 200, 40>();    // 2 and 4 tasks: by column panels (3 full, 1 partial)
   check_shape<30, 20, 10>();     // too small to split: the serial path under a runner
-}
-
-namespace {
-template <sf::config C>
-struct trainer {
-  sf::params<C> p, g;
-  sf::activations<C> a;
-  sf::adamw<sf::params<C>> opt;
-  sf::tokens_t<C> x;
-  sf::targets_t<C> y;
-  void run(int steps) {
-    sf::init_params(p, 7);
-    opt.reset();
-    sf::splitmix64 r{11};
-    for (int s = 0; s < steps; ++s) {
-      for (std::size_t i = 0; i < x.size; ++i) {
-        x[i] = static_cast<std::int32_t>(r.next() % C.V);
-        y[i] = static_cast<std::int32_t>(r.next() % C.V);
-      }
-      sf::forward(p, a, x, y);
-      sf::zero(g);
-      sf::backward(p, g, a, x, y);
-      opt.step(p, g, 1e-3);
-    }
-  }
-};
-}  // namespace
-
-template <sf::config C>
-void check_training() {
-  static trainer<C> t;
-  static sf::params<C> one;
-  t.run(3);
-  one = t.p;
-  const std::size_t min_elements = sf::parallel::split_min_elements;
-  sf::parallel::split_min_elements = 1;  // split every element-wise and row-wise pass, however small
-  for (std::size_t tasks = 2; tasks <= 5; tasks += 3) {  // the split alone, tasks in reverse order
-    reverse_runner rr(tasks);
-    sf::parallel::current = &rr.r;
-    t.run(3);
-    sf::parallel::current = nullptr;
-    EXPECT_EQ(0, std::memcmp(&one, &t.p, sizeof one)) << tasks << " tasks in reverse";
-  }
-  for (std::size_t threads : {2u, 3u}) {
-    sf::thread_pool pool(threads);
-    sf::use_threads use(pool);
-    t.run(3);
-    EXPECT_EQ(0, std::memcmp(&one, &t.p, sizeof one)) << threads << " threads";
-  }
-  EXPECT_EQ(sf::parallel::current, nullptr);  // use_threads restored it
-  sf::parallel::split_min_elements = min_elements;
-}
-
-TEST(Threads, TrainingStepsSameBits) {
-  check_training<sf::configs::nano>();      // GPT-2 style
-  check_training<sf::configs::ref_llama>();  // RoPE, RMSNorm, untied, B = 3 (odd splits of B·H)
 }
