@@ -16,8 +16,11 @@
 // ($STATICFORMER_CACHE, else $XDG_CACHE_HOME/staticformer, else ~/.cache/staticformer), one
 // directory per architecture, run settings, compiler and staticformer build, and found there
 // afterwards. How to compile comes from a file CMake writes (build.txt: the compiler, the flags,
-// the include directories, the sources), beside this program in a build tree or in
-// share/staticformer/ of an installation.
+// the include directories, the sources, the directories of the headers they include and the
+// library they link), beside this program in a build tree or in share/staticformer/ of an
+// installation. The cache directory's name holds a hash of all of it — build.txt, the engine's
+// source, and the contents of every file under the `depends=` directories and of the `link=`
+// files — so that an executable compiled before a header or the library changed is not reused.
 // `convert --llama2c` needs no executable: this program writes llama2.c's file itself.
 #include <fcntl.h>
 #include <spawn.h>
@@ -165,8 +168,9 @@ const sf::configs::named* known_shape(const sf::arch& arch) {
 struct build_info {
   std::string text;  // the file, for the cache key
   std::string cxx;
-  std::vector<std::string> flags, includes, links;
+  std::vector<std::string> flags, includes, links, depends;
   std::string source_run, source_train, precompiled, version;
+  mutable std::string digest;  // dependency_digest's, once computed
 };
 
 std::string self_path() {
@@ -196,6 +200,7 @@ std::string read_build_info(build_info& b) {
     else if (key == "flag") b.flags.push_back(value);
     else if (key == "include") b.includes.push_back(value);
     else if (key == "link") b.links.push_back(value);
+    else if (key == "depends") b.depends.push_back(value);
     else if (key == "source.run") b.source_run = value;
     else if (key == "source.train") b.source_train = value;
     else if (key == "precompiled") b.precompiled = value;
@@ -225,8 +230,52 @@ std::uint64_t fnv1a(std::string_view s) {
 
 // The file's contents ("" if unreadable): the sources go into the cache key.
 std::string contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  std::string text(static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
+  in.seekg(0);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return text;
+}
+
+// What the engines are compiled from besides their source and build.txt, for the cache key: the
+// path and contents of every regular file under the `depends=` directories (the library's headers
+// and the engine's own, in sorted order) and the contents of every `link=` file (the I/O library).
+// A header or the library changed gives another key, so a stale executable is never reused. About
+// 1 MB of files: a few ms (docs/benchmarks.md), and only when a cache directory is looked up.
+const std::string& dependency_digest(const build_info& b) {
+  if (!b.digest.empty()) return b.digest;
+  std::uint64_t h = fnv1a("");
+  auto mix = [&h](std::string_view s) {  // 8 bytes at a time (FNV-1a's byte loop takes 4 times longer)
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+    }
+    for (; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 1099511628211ull;
+    h = (h ^ s.size()) * 1099511628211ull;  // (the length: "ab" + "c" is not "a" + "bc")
+  };
+  for (const std::string& dir : b.depends) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec)) files.push_back(it->path().string());
+    std::sort(files.begin(), files.end());
+    mix(dir);
+    for (const std::string& f : files) {
+      mix(f.substr(dir.size()));
+      mix(contents(f));
+    }
+  }
+  for (const std::string& l : b.links)
+    if (std::error_code ec; fs::is_regular_file(l, ec)) mix(contents(l));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  b.digest = hex;
+  return b.digest;
 }
 
 fs::path cache_root() {
@@ -296,7 +345,7 @@ located locate(const sf::arch& arch, const engine& e, const build_info& b) {
   }
   std::string key = sf::io::describe(arch) + "|" + e.kind;
   if (e.kind == "train") key += "|B=" + std::to_string(e.batch) + "|" + sf::to_string(e.precision);
-  key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train);
+  key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train) + "|" + dependency_digest(b);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cache_root() / (slug(arch) + "-" + hex);
