@@ -3,7 +3,9 @@
 // The input is split (fuzz_common.hpp: a 4-byte little-endian length, then that many bytes) into
 // model.safetensors and optimizer.safetensors, written into the harness's scratch directory.
 // For two small configurations (tiny_gpt2 and tiny_llama of fuzz_common.hpp) it then runs
-//   sf::io::load_model     (parameters + the tokenizer from 'tokenizer.vocab', and without it)
+//   sf::io::load_model     (parameters + the tokenizer from 'tokenizer.vocab', and without it; and
+//                          into an sf::io::any_tokenizer: 'tokenizer.vocab' or 'tokenizer.bpe', the
+//                          base64 of a tokenizer.bin, which must store back to the same string)
 //   sf::io::load_optimizer (AdamW's moments, options and the data position), then
 //                          sf::io::training_settings::from_metadata on what it read
 //   sf::io::load_training  (all of it, through the name in 'train.optimizer')
@@ -22,6 +24,7 @@
 #include "fuzz_common.hpp"
 #include "staticformer/config.hpp"
 #include "staticformer/data.hpp"
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/checkpoint.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/params.hpp"
@@ -69,7 +72,32 @@ struct checkpoint_loaders {
       if (s2) p.reset();
       else SF_FUZZ_CHECK(p.untouched(), s2.message());
     }
+    any_tokenizer(path, s.is_ok() ? &tok : nullptr);
     return s.is_ok();
+  }
+
+  // load_model into an sf::io::any_tokenizer: what it accepts fits V and is stored back to the very
+  // metadata it was read from; a character tokenizer's verdict (`chars`: what load_model gave)
+  // agrees; a refusal touches nothing.
+  void any_tokenizer(const std::string& path, const sf::char_tokenizer* chars) {
+    io::any_tokenizer tok = sentinel_tok;
+    io::metadata_map meta;
+    const sf::status s = io::load_model<C>(path, *p, &tok, &meta);
+    if (chars) SF_FUZZ_CHECK(s.is_ok() && tok.chars() && *tok.chars() == *chars, s.message());
+    if (!s) {
+      SF_FUZZ_CHECK(p.untouched() && tok.chars() && *tok.chars() == sentinel_tok && meta.empty(), s.message());
+      return;
+    }
+    p.reset();
+    SF_FUZZ_CHECK(tok.is_bpe() ? tok.size() == C.V : tok.size() >= 1 && tok.size() <= C.V, tok.kind());
+    const io::result<io::metadata_map> back = io::tokenizer_metadata(tok, C.V);
+    SF_FUZZ_CHECK(back.is_ok() && back->size() == 1, back.message());
+    const auto& [key, value] = *back->begin();
+    const auto it = meta.find(key);
+    SF_FUZZ_CHECK(it != meta.end(), key);
+    if (tok.is_bpe()) SF_FUZZ_CHECK(it->second == value, "tokenizer.bpe is not stored back to the same string");
+    const io::result<io::any_tokenizer> again = io::read_tokenizer(*back, C.V);
+    SF_FUZZ_CHECK(again.is_ok() && again->is_bpe() == tok.is_bpe() && again->size() == tok.size(), again.message());
   }
 
   void optimizer(const std::string& path) {

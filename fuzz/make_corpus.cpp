@@ -182,6 +182,13 @@ void checkpoint(const fs::path& dir, const fs::path& tmp) {
   const std::vector<std::uint8_t> m = read_all(model), o = read_all(optimizer);
   write_all(dir / ("checkpoint-" + name_of(C)), sf_fuzz::join(m, o));
   write_all(dir / ("model-only-" + name_of(C)), sf_fuzz::join(m, {}));
+  // The same model with a BPE tokenizer of V pieces (metadata tokenizer.bpe).
+  std::vector<std::string> pieces = {"<unk>", "\n<s>\n", "\n</s>\n", " ", "e", "t", "h", "th", "he", " the"};
+  pieces.resize(C.V);
+  io::result<io::tokenizer_bin> bpe = io::tokenizer_bin::from_pieces(pieces, std::vector<float>(C.V, -1.0f));
+  if (!bpe) die(bpe.message());
+  check(io::save_model<C>(model.string(), p, *bpe, {{"train.step", "3"}}));
+  write_all(dir / ("model-only-" + name_of(C) + "-bpe"), sf_fuzz::join(read_all(model), {}));
 }
 
 void tokenizer_bin(const fs::path& dir) {

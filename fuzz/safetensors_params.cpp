@@ -23,6 +23,7 @@
 
 #include "fuzz_common.hpp"
 #include "staticformer/config.hpp"
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/safetensors.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/quantize.hpp"
@@ -92,7 +93,17 @@ void inspect(const io::file& f) {
     SF_FUZZ_CHECK(!io::describe(*c).empty(), "");
   }
 
-  // The tokenizer stored in a checkpoint's metadata.
+  // The tokenizer stored in a checkpoint's metadata, for the configuration it describes: what is
+  // accepted is stored back (a BPE tokenizer to the same base64 string) and read again.
+  if (c) {
+    const io::result<io::any_tokenizer> t = io::read_tokenizer(f.metadata(), c->V);
+    if (t) {
+      const io::result<io::metadata_map> back = io::tokenizer_metadata(*t, c->V);
+      SF_FUZZ_CHECK(back.is_ok() && back->size() == 1, back.message());
+      if (t->is_bpe()) SF_FUZZ_CHECK(*f.metadata(io::bpe_tokenizer_metadata_key) == back->begin()->second, "tokenizer.bpe");
+      SF_FUZZ_CHECK(io::read_tokenizer(*back, c->V).is_ok(), "the stored tokenizer is refused");
+    }
+  }
   if (const std::string* vocab = f.metadata(sf::tokenizer_metadata_key)) {
     sf::char_tokenizer tok;
     if (sf::status s = sf::char_tokenizer::from_metadata(*vocab, tok); s) {

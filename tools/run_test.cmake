@@ -149,7 +149,7 @@ gen_error(2 "unknown option '--bogus'" "${model}" --bogus)
 gen_error(2 "--int8 takes no value" "${model}" --int8=yes)
 # No tokenizer: the same checkpoint with the key renamed, and a golden file (docs/model.md's, no tokenizer).
 sf_edit_header("${model}" "${WORK}/notok.safetensors" "\"tokenizer.vocab\"" "\"tokenizer.other\"")
-gen_error(1 "no tokenizer vocabulary \\(metadata 'tokenizer.vocab'\\)" "${WORK}/notok.safetensors")
+gen_error(1 "no tokenizer vocabulary \\(metadata 'tokenizer.vocab', or 'tokenizer.bpe' for a BPE one\\)" "${WORK}/notok.safetensors")
 gen_error(1 "no tokenizer vocabulary" "${GOLDEN}/ref-gpt2.model.safetensors")
 # A safetensors file that is not a checkpoint (a batch file).
 gen_error(1 "not a staticformer checkpoint: missing metadata" "${GOLDEN}/ref-gpt2-none.batch.safetensors")

@@ -64,6 +64,11 @@ if(INSTALL_FROM)
   file(READ "${cmd}" cmd_text)
   expect_match("the compile command" "${cmd_text}" "-I${WORK}/prefix/include .*${WORK}/prefix/share/staticformer/engine/")
   sf_ok(NO bench --config "${WORK}/odd.json" --steps 2)
+  # The cache key covers the headers the executables are compiled with (build.txt's depends=): after
+  # a header changes, the cached executable is not the one for this architecture any more.
+  file(APPEND "${WORK}/prefix/include/staticformer/config.hpp" "// changed\n")
+  sf_ok(NO info --config "${WORK}/odd.json")
+  expect_match("info after a header changed" "${sf_out}" "train executable \\(B 4, f32\\): not built yet")
   # A project of one's own: find_package(staticformer) and staticformer_add_model, for the
   # command's own executable (KIND run) and for a program that uses SF_ENGINE_ARCH.
   file(MAKE_DIRECTORY "${WORK}/consumer")

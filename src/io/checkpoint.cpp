@@ -44,29 +44,26 @@ std::string join(const std::string& dir, const std::string& name) {
 // ----------------------------------------------------------------------------- model
 
 sf::status save_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
-                      const sf::char_tokenizer& tok, metadata_map extra) {
-  if (tok.size() > c.V)
-    return error("save_model: the tokenizer has " + std::to_string(tok.size()) +
-                 " symbols, more than the model's vocabulary V = " + std::to_string(c.V));
-  extra[sf::tokenizer_metadata_key] = tok.to_metadata();
+                      const result<metadata_map>& tok, metadata_map extra) {
+  if (!tok) return error(std::string("save_model: ") + tok.message());
+  for (const auto& [key, value] : *tok) extra[key] = value;
   return save_slots(path, c, p, extra);
 }
 
-sf::status load_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
-                      sf::char_tokenizer* tok, metadata_map* metadata, const load_options& options) {
+sf::status load_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p, any_tokenizer* tok,
+                      bool chars_only, metadata_map* metadata, const load_options& options) {
   result<file> f = file::open(path);
   if (!f) return f.status();
-  sf::char_tokenizer t;
+  result<any_tokenizer> t = any_tokenizer{};
   if (tok) {
-    const std::string* vocab = f->metadata(sf::tokenizer_metadata_key);
-    if (!vocab) return error("'" + path + "': no tokenizer (metadata '" + sf::tokenizer_metadata_key + "')");
-    if (sf::status s = sf::char_tokenizer::from_metadata(*vocab, t); !s) return s;
-    if (t.size() > c.V)
-      return error("'" + path + "': the tokenizer has " + std::to_string(t.size()) +
-                   " symbols, more than the model's vocabulary V = " + std::to_string(c.V));
+    t = read_tokenizer(f->metadata(), c.V);
+    if (!t) return error("'" + path + "': " + t.message());
+    if (chars_only && t->is_bpe())
+      return error("'" + path + "': its tokenizer is a BPE one (metadata '" + bpe_tokenizer_metadata_key +
+                   "'); load it into an sf::io::any_tokenizer (a character tokenizer was asked for)");
   }
   if (sf::status s = load_slots(*f, c, p, options); !s) return error("'" + path + "': " + s.message());
-  if (tok) *tok = t;
+  if (tok) *tok = std::move(*t);
   if (metadata) *metadata = f->metadata();
   return sf::status::ok();
 }

@@ -9,20 +9,18 @@
 #include <vector>
 
 #include "staticformer/config.hpp"
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/sampling.hpp"
 #include "staticformer/tokenizer.hpp"
-
-namespace sf::io {
-class file;
-}
 
 namespace sf_gen {
 
 // The message for checkpoint `path` without a tokenizer (the `staticformer` command says it before
 // compiling anything for the checkpoint's architecture; weights_impl.hpp's read_tokenizer too).
 inline std::string no_tokenizer_message(const std::string& path) {
-  return path + ": no tokenizer vocabulary (metadata '" + sf::tokenizer_metadata_key +
-         "'); the checkpoints written by examples/train and `staticformer train` have one";
+  return path + ": no tokenizer vocabulary (metadata '" + sf::tokenizer_metadata_key + "', or '" +
+         sf::io::bpe_tokenizer_metadata_key +
+         "' for a BPE one); the checkpoints written by examples/train and `staticformer train` have one";
 }
 
 // One generation, as the command line asked for it (already checked: the prompt is in the

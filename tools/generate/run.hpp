@@ -138,9 +138,7 @@ int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
   }
   const double load_seconds = j.load_seconds + detail::seconds_since(t0);
   if (!j.save_int8.empty()) {
-    std::string vocab;  // (a character tokenizer's; the caller refuses --save-int8 for others)
-    if constexpr (requires { j.tokenizer.to_metadata(); }) vocab = j.tokenizer.to_metadata();
-    if (sf::status s = weights<C>::save_int8(j.save_int8, q, vocab); !s)
+    if (sf::status s = weights<C>::save_int8(j.save_int8, q, j.tokenizer); !s)
       return detail::fail(j, j.save_int8, s.message());
     if (!j.quiet) std::fprintf(stderr, "%s: saved %s (int8 weights)\n", j.program, j.save_int8.c_str());
     if (j.tokens == 0) return 0;

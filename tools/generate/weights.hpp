@@ -9,23 +9,21 @@
 #include <string>
 
 #include "staticformer/config.hpp"
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/quantize.hpp"
 #include "staticformer/status.hpp"
 #include "staticformer/tokenizer.hpp"
-
-namespace sf::io {
-class file;
-}
 
 namespace sf_gen {
 
 // Whether f is an int8 checkpoint (sf::io::is_quantized).
 bool is_int8(const sf::io::file& f);
 
-// The tokenizer stored in checkpoint f of `path` (metadata "tokenizer.vocab"), at most V symbols.
-// "" on success, else the message of the error (naming `path`).
-std::string read_tokenizer(const sf::io::file& f, const std::string& path, std::size_t V, sf::char_tokenizer& tok);
+// The tokenizer stored in checkpoint f of `path` (metadata "tokenizer.vocab": at most V symbols, or
+// "tokenizer.bpe": V pieces; sf::io::read_tokenizer). "" on success, else the message of the error
+// (naming `path`).
+std::string read_tokenizer(const sf::io::file& f, const std::string& path, std::size_t V, sf::io::any_tokenizer& tok);
 
 template <sf::config C>
 struct weights {
@@ -33,8 +31,10 @@ struct weights {
   static sf::status load_float(const sf::io::file& f, sf::params<C>& p);
   // sf::io::load_quantized: an int8 checkpoint of C (q untouched on error).
   static sf::status load_int8(const sf::io::file& f, sf::params<C, sf::int8>& q);
-  // sf::io::save_quantized, with the tokenizer's vocabulary (sf::char_tokenizer::to_metadata()).
-  static sf::status save_int8(const std::string& path, const sf::params<C, sf::int8>& q, const std::string& vocab);
+  // sf::io::save_quantized, with the tokenizer (an sf::char_tokenizer or an sf::io::tokenizer_bin,
+  // stored as sf::io::tokenizer_metadata says).
+  template <class Tok>
+  static sf::status save_int8(const std::string& path, const sf::params<C, sf::int8>& q, const Tok& tok);
 };
 
 }  // namespace sf_gen

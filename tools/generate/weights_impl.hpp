@@ -5,7 +5,9 @@
 #define SF_TOOLS_GENERATE_WEIGHTS_IMPL_HPP
 
 #include <string>
+#include <utility>
 
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
 #include "staticformer/io/params.hpp"
 #include "staticformer/io/quantized.hpp"
@@ -17,13 +19,11 @@ namespace sf_gen {
 
 bool is_int8(const sf::io::file& f) { return sf::io::is_quantized(f); }
 
-std::string read_tokenizer(const sf::io::file& f, const std::string& path, std::size_t V, sf::char_tokenizer& tok) {
-  const std::string* vocab = f.metadata(sf::tokenizer_metadata_key);
-  if (!vocab) return no_tokenizer_message(path);
-  if (sf::status s = sf::char_tokenizer::from_metadata(*vocab, tok); !s) return path + ": " + s.message();
-  if (tok.size() > V)
-    return path + ": the tokenizer has " + std::to_string(tok.size()) +
-           " symbols, more than the model's vocabulary V = " + std::to_string(V);
+std::string read_tokenizer(const sf::io::file& f, const std::string& path, std::size_t V, sf::io::any_tokenizer& tok) {
+  if (!sf::io::has_tokenizer(f.metadata())) return no_tokenizer_message(path);
+  sf::io::result<sf::io::any_tokenizer> t = sf::io::read_tokenizer(f.metadata(), V);
+  if (!t) return path + ": " + t.message();
+  tok = std::move(*t);
   return "";
 }
 
@@ -38,8 +38,11 @@ sf::status weights<C>::load_int8(const sf::io::file& f, sf::params<C, sf::int8>&
 }
 
 template <sf::config C>
-sf::status weights<C>::save_int8(const std::string& path, const sf::params<C, sf::int8>& q, const std::string& vocab) {
-  return sf::io::save_quantized<C>(path, q, {{sf::tokenizer_metadata_key, vocab}});
+template <class Tok>
+sf::status weights<C>::save_int8(const std::string& path, const sf::params<C, sf::int8>& q, const Tok& tok) {
+  const sf::io::result<sf::io::metadata_map> m = sf::io::tokenizer_metadata(tok, C.V);
+  if (!m) return m.status();
+  return sf::io::save_quantized<C>(path, q, *m);
 }
 
 }  // namespace sf_gen

@@ -3,13 +3,14 @@
 //   run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT] [-z TOKENIZER] [-m generate] [--int8] [-q]
 //       [--tokens N] [--top-k K] [--sampler llama2c|staticformer] [--save-int8 PATH] [--no-echo]
 //   export MODEL -o HEADER [--int8] [--namespace NAME]
-//   convert MODEL -o OUT --int8
+//   convert MODEL -o OUT --int8          (--llama2c VERSION: done by `staticformer` itself, main.cpp)
 //
 // `run` takes llama2.c's run.c flags and reads them as run.c does: -t temperature (default 1.0;
 // 0 = greedy), -p top-p (default 0.9; 1 = off), -s seed (default: the time), -n the number of
 // positions, the prompt's included (default 256, 0 = the context length; past the context the
 // stream slides, keeping its last 3T/4 tokens, where run.c stops), -i the prompt, -z the
-// tokenizer (a staticformer checkpoint carries its own; -z is for the llama2.c models to come),
+// tokenizer.bin of llama2.c's model file (a staticformer checkpoint carries its own tokenizer: a
+// character one, or llama2.c's BPE one, which prompts, prints and counts -n as run.c does),
 // -m generate (chat is run.c's other mode: not offered). It samples by run.c's recipe (its random
 // numbers, softmax and nucleus: sf::sampling_recipe::llama2c), for every model. It prints the
 // prompt and the text as it is generated, then on stderr run.c's "achieved tok/s" line and a line
@@ -28,6 +29,8 @@
 #include <ctime>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "../export/header.hpp"
 #include "../generate/generate.hpp"
@@ -68,46 +71,62 @@ std::string arch_name() {
   return sf::io::describe(arch);
 }
 
-// `run` for llama2.c's model file (versions 0, 1, 2: sf::io::read_llama2c) with its tokenizer.bin:
-// the prompt encoded as run.c encodes it (BOS first), the text printed as run.c prints it (the
-// piece after the previous token; a lone byte that is not printable is not printed; a BOS ends
-// the text; a newline at the end). The model goes through the checkpoint path in memory, so the
-// generation is the same code as a checkpoint's (tools/generate/run.hpp).
-int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path,
-                long long steps, long long tokens) {
-  sf_gen::job<sf::io::tokenizer_bin> j;
+// The job of `options` with tokenizer `tok` (of another type than options').
+template <class Tok>
+sf_gen::job<Tok> with_tokenizer(const sf_gen::job<>& options, Tok tok) {
+  sf_gen::job<Tok> j;
   j.path = options.path;
+  j.tokenizer = std::move(tok);
   j.sampling = options.sampling;
   j.seed = options.seed;
   j.int8 = options.int8;
+  j.save_int8 = options.save_int8;
   j.echo = options.echo;
   j.quiet = options.quiet;
   j.program = options.program;
   j.runc_stats = options.runc_stats;
+  return j;
+}
+
+// `run` with llama2.c's BPE tokenizer, of a checkpoint f that carries one or of llama2.c's model
+// file: the prompt encoded as run.c encodes it (BOS first), the text printed as run.c prints it (the
+// piece after the previous token; a lone byte that is not printable is not printed; a BOS ends the
+// text; a newline at the end). -n counts the tokens printed, the prompt's included but not its BOS
+// (run.c: -n forward passes, each printing the token after its position: of a prompt of more tokens
+// only the first -n are printed); --tokens counts the generated tokens. `t0`: when loading began.
+int run_bpe(const sf::io::file& f, sf_gen::job<sf::io::tokenizer_bin>& j, const std::string& prompt, long long steps,
+            long long tokens, std::chrono::steady_clock::time_point t0) {
+  if (sf::status s = j.tokenizer.encode(prompt, j.prompt); !s) return fail("run", std::string("-i: ") + s.message());
+  const std::size_t positions = steps == 0 ? arch.T : static_cast<std::size_t>(steps), printed = j.prompt.size() - 1;
+  j.tokens = tokens >= 0 ? static_cast<std::size_t>(tokens) : positions > printed ? positions - printed : 0;
+  if (tokens < 0 && positions < printed) j.prompt.resize(positions + 1);  // run.c prints the first -n of a longer prompt
+  j.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string name = arch_name();
+  return sf_gen::run<arch>(f, j, name.c_str());
+}
+
+// `run` for llama2.c's model file (versions 0, 1, 2: sf::io::read_llama2c) with its tokenizer.bin
+// (run_bpe). The model goes through the checkpoint path in memory, so the generation is the same
+// code as a checkpoint's (tools/generate/run.hpp).
+int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path,
+                long long steps, long long tokens) {
   if (!options.save_int8.empty())
-    return fail("run", "--save-int8: " + j.path + " is a llama2.c model file (write its int8 form with llama2.c's export.py --version 2)", 2);
+    return fail("run", "--save-int8: " + options.path + " is a llama2.c model file (write its int8 form with llama2.c's export.py --version 2)", 2);
   const auto t0 = std::chrono::steady_clock::now();
-  sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(j.path);
+  sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(options.path);
   if (!m) return fail("run", m.message());
   if (m->arch != arch)
-    return fail("run", j.path + ": its architecture (" + sf::io::describe(m->arch) + ") is not this executable's (" +
+    return fail("run", options.path + ": its architecture (" + sf::io::describe(m->arch) + ") is not this executable's (" +
                            sf::io::describe(arch) + ")");
   sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_path, arch.V);
   if (!t) return fail("run", "-z " + tokenizer_path + ": " + t.message());
-  j.tokenizer = std::move(*t);
+  sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(*t));
   sf::io::result<std::vector<std::byte>> bytes = sf::io::llama2c_checkpoint_bytes(*m);  // the model as a checkpoint
   if (!bytes) return fail("run", bytes.message());
   m->tensors = {};  // (the tensors are in `bytes` now)
   sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
   if (!f) return fail("run", f.message());
-  if (sf::status s = j.tokenizer.encode(prompt, j.prompt); !s) return fail("run", std::string("-i: ") + s.message());
-  // -n counts the tokens printed, the prompt's included but not its BOS (run.c: -n forward passes,
-  // each printing the token after its position); --tokens counts the generated tokens.
-  const std::size_t positions = steps == 0 ? arch.T : static_cast<std::size_t>(steps), printed = j.prompt.size() - 1;
-  j.tokens = tokens >= 0 ? static_cast<std::size_t>(tokens) : positions > printed ? positions - printed : 0;
-  j.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string name = arch_name();
-  return sf_gen::run<arch>(*f, j, name.c_str());
+  return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
 
 int run(int argc, char** argv) {
@@ -214,14 +233,20 @@ int run(int argc, char** argv) {
   if (!sf::io::file::open(j.path)) return run_llama2c(j, prompt, tokenizer.empty() ? "tokenizer.bin" : tokenizer, steps, tokens);
   if (!tokenizer.empty())
     return fail("run", "-z " + tokenizer + ": " + j.path +
-                           " carries its own tokenizer (its metadata 'tokenizer.vocab'); a tokenizer file serves "
-                           "llama2.c's model files",
+                           " carries its own tokenizer (its metadata 'tokenizer.vocab' or 'tokenizer.bpe'); a "
+                           "tokenizer file serves llama2.c's model files",
                 2);
 
   const auto t0 = std::chrono::steady_clock::now();
   sf::io::result<sf::io::file> f = sf_engine::open_model(j.path);
   if (!f) return fail("run", f.message());
-  if (const std::string e = sf_gen::read_tokenizer(*f, j.path, arch.V, j.tokenizer); !e.empty()) return fail("run", e);
+  sf::io::any_tokenizer tok;
+  if (const std::string e = sf_gen::read_tokenizer(*f, j.path, arch.V, tok); !e.empty()) return fail("run", e);
+  if (const sf::io::tokenizer_bin* bpe = tok.bpe()) {  // llama2.c's tokenizer: run.c's prompt, text and -n
+    sf_gen::job<sf::io::tokenizer_bin> jb = with_tokenizer(j, *bpe);
+    return run_bpe(*f, jb, prompt, steps, tokens, t0);
+  }
+  j.tokenizer = *tok.chars();
   // The prompt, in the model's vocabulary; an empty one starts from a newline (when the
   // vocabulary has one, else token 0), which is not printed.
   for (std::size_t i = 0; i < prompt.size(); ++i) {
@@ -269,9 +294,12 @@ int export_header(int argc, char** argv) {
     return fail("export", "--namespace needs a C++ identifier", 2);
   sf::io::result<sf::io::file> f = sf_engine::open_model(r.input);
   if (!f) return fail("export", f.message());
-  sf::char_tokenizer tok;
+  sf::io::any_tokenizer tok;
   if (const std::string e = sf_gen::read_tokenizer(*f, r.input, arch.V, tok); !e.empty()) return fail("export", e);
-  return sf_export::export_config<arch>(*f, r, tok, arch_name().c_str());
+  if (!tok.chars())
+    return fail("export", r.input + ": its tokenizer is a BPE one (metadata 'tokenizer.bpe'); the header holds a "
+                          "character tokenizer's vocabulary only");
+  return sf_export::export_config<arch>(*f, r, *tok.chars(), arch_name().c_str());
 }
 
 int convert(int argc, char** argv) {
@@ -292,18 +320,22 @@ int convert(int argc, char** argv) {
       return fail("convert", "one model only ('" + a + "')", 2);
     }
   }
-  if (in.empty() || out.empty() || !int8)
-    return fail("convert", "usage: staticformer convert MODEL -o OUT --int8 (the one conversion offered so far)", 2);
+  if (in.empty() || out.empty() || !int8)  // (--llama2c is done by `staticformer` itself)
+    return fail("convert", "usage: staticformer convert MODEL -o OUT --int8", 2);
   sf::io::result<sf::io::file> f = sf_engine::open_model(in);
   if (!f) return fail("convert", f.message());
   if (sf_gen::is_int8(*f)) return fail("convert", in + ": already int8");
-  sf_gen::job<> j;
-  j.program = "staticformer convert";
-  j.path = in;
-  j.save_int8 = out;
-  j.tokens = 0;
-  if (const std::string e = sf_gen::read_tokenizer(*f, in, arch.V, j.tokenizer); !e.empty()) return fail("convert", e);
-  return sf_gen::run<arch>(*f, j, arch_name().c_str());  // loads, quantizes, saves; generates nothing (-n 0)
+  sf_gen::job<> options;
+  options.program = "staticformer convert";
+  options.path = in;
+  options.save_int8 = out;
+  sf::io::any_tokenizer tok;
+  if (const std::string e = sf_gen::read_tokenizer(*f, in, arch.V, tok); !e.empty()) return fail("convert", e);
+  return tok.visit([&](const auto& t) {  // loads, quantizes, saves (with the tokenizer); generates nothing
+    auto j = with_tokenizer(options, t);
+    j.tokens = 0;
+    return sf_gen::run<arch>(*f, j, arch_name().c_str());
+  });
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 //
 //   staticformer train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [options]
 //   staticformer run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT]        (llama2.c's run.c flags)
-//   staticformer export MODEL -o HEADER [--int8]      staticformer convert MODEL -o OUT --int8
+//   staticformer export MODEL -o HEADER [--int8]
+//   staticformer convert MODEL -o OUT --int8 | --llama2c VERSION [--tokenizer-out TOKENIZER.bin]
 //   staticformer info MODEL | --config FILE.json      staticformer bench MODEL | --config FILE.json
 //
 // This program holds no model: it reads the architecture (a checkpoint's metadata, or the JSON of
@@ -15,8 +16,12 @@
 // ($STATICFORMER_CACHE, else $XDG_CACHE_HOME/staticformer, else ~/.cache/staticformer), one
 // directory per architecture, run settings, compiler and staticformer build, and found there
 // afterwards. How to compile comes from a file CMake writes (build.txt: the compiler, the flags,
-// the include directories, the sources), beside this program in a build tree or in
-// share/staticformer/ of an installation.
+// the include directories, the sources, the directories of the headers they include and the
+// library they link), beside this program in a build tree or in share/staticformer/ of an
+// installation. The cache directory's name holds a hash of all of it — build.txt, the engine's
+// source, and the contents of every file under the `depends=` directories and of the `link=`
+// files — so that an executable compiled before a header or the library changed is not reused.
+// `convert --llama2c` needs no executable: this program writes llama2.c's file itself.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -40,7 +45,9 @@
 
 #include "../export/config_literal.hpp"
 #include "../generate/generate.hpp"
+#include "bpe_vocab.hpp"
 #include "staticformer/config.hpp"
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/quantized.hpp"
@@ -71,11 +78,12 @@ struct usage_entry {
 };
 constexpr usage_entry usage_entries[] = {
     {"train",
-     "  train --config FILE.json --data TEXT --steps N --out MODEL.safetensors\n"
+     "  train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [--tokenizer TOKENIZER.bin]\n"
      "        [--batch B] [--precision f32|bf16] [--lr X] [--seed K] [--threads N] [--eval-every N]\n"
      "        trains a model of the architecture in FILE.json (the checkpoint's metadata keys: vocab,\n"
      "        context, d_model, n_heads, n_layers, d_ff, norm, position, activation, tied, bias,\n"
-     "        norm_eps) on a text with a character tokenizer; the tokenizer goes into the checkpoint\n"},
+     "        norm_eps) on a text with a character tokenizer, or with llama2.c's BPE tokenizer.bin of\n"
+     "        vocab pieces (--tokenizer); the tokenizer goes into the checkpoint\n"},
     {"run",
      "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
      "        [-m generate] [--int8] [-q]\n"
@@ -83,7 +91,11 @@ constexpr usage_entry usage_entries[] = {
      "        -s the time, -n 256 positions including the prompt's; 0 = the context length) and its\n"
      "        sampling (--sampler staticformer or --top-k K: the library's own)\n"},
     {"export", "  export MODEL -o HEADER [--int8] [--namespace NAME]   the model as a C++ header, for firmware\n"},
-    {"convert", "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"},
+    {"convert",
+     "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"
+     "  convert MODEL -o OUT.bin --llama2c VERSION [--tokenizer-out TOKENIZER.bin] [--group-size G]\n"
+     "        llama2.c's model file, version 0 (run.c), 1 or 2 (runq.c, Q8_0 groups of G, 64), and the\n"
+     "        checkpoint's BPE tokenizer as llama2.c's tokenizer.bin\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
     {"bench",
      "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
@@ -156,8 +168,9 @@ const sf::configs::named* known_shape(const sf::arch& arch) {
 struct build_info {
   std::string text;  // the file, for the cache key
   std::string cxx;
-  std::vector<std::string> flags, includes, links;
+  std::vector<std::string> flags, includes, links, depends;
   std::string source_run, source_train, precompiled, version;
+  mutable std::string digest;  // dependency_digest's, once computed
 };
 
 std::string self_path() {
@@ -187,6 +200,7 @@ std::string read_build_info(build_info& b) {
     else if (key == "flag") b.flags.push_back(value);
     else if (key == "include") b.includes.push_back(value);
     else if (key == "link") b.links.push_back(value);
+    else if (key == "depends") b.depends.push_back(value);
     else if (key == "source.run") b.source_run = value;
     else if (key == "source.train") b.source_train = value;
     else if (key == "precompiled") b.precompiled = value;
@@ -216,8 +230,52 @@ std::uint64_t fnv1a(std::string_view s) {
 
 // The file's contents ("" if unreadable): the sources go into the cache key.
 std::string contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  std::string text(static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
+  in.seekg(0);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return text;
+}
+
+// What the engines are compiled from besides their source and build.txt, for the cache key: the
+// path and contents of every regular file under the `depends=` directories (the library's headers
+// and the engine's own, in sorted order) and the contents of every `link=` file (the I/O library).
+// A header or the library changed gives another key, so a stale executable is never reused. About
+// 1 MB of files: a few ms (docs/benchmarks.md), and only when a cache directory is looked up.
+const std::string& dependency_digest(const build_info& b) {
+  if (!b.digest.empty()) return b.digest;
+  std::uint64_t h = fnv1a("");
+  auto mix = [&h](std::string_view s) {  // 8 bytes at a time (FNV-1a's byte loop takes 4 times longer)
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+    }
+    for (; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 1099511628211ull;
+    h = (h ^ s.size()) * 1099511628211ull;  // (the length: "ab" + "c" is not "a" + "bc")
+  };
+  for (const std::string& dir : b.depends) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec)) files.push_back(it->path().string());
+    std::sort(files.begin(), files.end());
+    mix(dir);
+    for (const std::string& f : files) {
+      mix(f.substr(dir.size()));
+      mix(contents(f));
+    }
+  }
+  for (const std::string& l : b.links)
+    if (std::error_code ec; fs::is_regular_file(l, ec)) mix(contents(l));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  b.digest = hex;
+  return b.digest;
 }
 
 fs::path cache_root() {
@@ -287,7 +345,7 @@ located locate(const sf::arch& arch, const engine& e, const build_info& b) {
   }
   std::string key = sf::io::describe(arch) + "|" + e.kind;
   if (e.kind == "train") key += "|B=" + std::to_string(e.batch) + "|" + sf::to_string(e.precision);
-  key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train);
+  key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train) + "|" + dependency_digest(b);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cache_root() / (slug(arch) + "-" + hex);
@@ -349,9 +407,79 @@ bool takes_value(const std::string& command, const std::string& a) {
     return (a.size() == 2 && a[0] == '-' && std::strchr("tpsnizmy", a[1])) || a == "--prompt" || a == "--temperature" ||
            a == "--top-p" || a == "--seed" || a == "--steps" || a == "--tokens" || a == "--top-k" || a == "--save-int8" ||
            a == "--sampler";
-  if (command == "export" || command == "convert") return a == "-o" || a == "--output" || a == "--namespace";
+  if (command == "export" || command == "convert")
+    return a == "-o" || a == "--output" || a == "--namespace" || a == "--llama2c" || a == "--tokenizer-out" ||
+           a == "--group-size";
   if (command == "header") return a == "-o" || (a.size() > 2 && a[0] == '-' && a[1] == '-');
   return a.size() > 2 && a[0] == '-' && a[1] == '-' && a != "--int8";
+}
+
+// `convert MODEL -o OUT --llama2c VERSION [--tokenizer-out FILE] [--group-size G]`: llama2.c's model
+// file (sf::io::llama2c_from_checkpoint, write_llama2c), and the checkpoint's BPE tokenizer as its
+// tokenizer.bin. Nothing depends on the architecture here: no executable is needed.
+int convert_llama2c(int argc, char** argv) {
+  std::string in, out, tokenizer_out;
+  int version = -1;
+  std::size_t group_size = 64;
+  bool int8 = false, group_given = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--int8") {
+      int8 = true;
+    } else if (a == "-o" || a == "--output" || a == "--llama2c" || a == "--tokenizer-out" || a == "--group-size") {
+      if (i + 1 >= argc) return fail_in("convert", a + " needs a value", 2);
+      const std::string v = argv[++i];
+      if (a == "--llama2c") {
+        if (v != "0" && v != "1" && v != "2")
+          return fail_in("convert", "--llama2c: '" + v + "' is not a version of llama2.c's model file (0, 1 or 2)", 2);
+        version = v[0] - '0';
+      } else if (a == "--group-size") {
+        if (sf::status s = sf::io::parse_integer(std::string_view(v), group_size, std::size_t{1}, std::size_t{1} << 30); !s)
+          return fail_in("convert", std::string("--group-size: ") + s.message(), 2);
+        group_given = true;
+      } else {
+        (a == "--tokenizer-out" ? tokenizer_out : out) = v;
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      return fail_in("convert", "unknown option '" + a + "' (staticformer convert --help lists them)", 2);
+    } else if (in.empty()) {
+      in = a;
+    } else {
+      return fail_in("convert", "one model only ('" + a + "')", 2);
+    }
+  }
+  if (in.empty() || out.empty())
+    return fail_in("convert", "usage: staticformer convert MODEL -o OUT.bin --llama2c VERSION [--tokenizer-out FILE]", 2);
+  if (int8)
+    return fail_in("convert", "--int8 and --llama2c: one conversion at a time (llama2.c's int8 file is --llama2c 2)", 2);
+  if (group_given && version != 2) return fail_in("convert", "--group-size: only llama2.c's version 2 has groups", 2);
+  sf::io::result<sf::io::file> f = sf::io::file::open(in);
+  if (!f) return fail_in("convert", f.message());
+  if (sf::io::is_quantized(*f))
+    return fail_in("convert", in + ": an int8 checkpoint; convert its float original (--llama2c 2 quantizes it as "
+                                   "llama2.c's export.py does)");
+  sf::io::result<sf::io::llama2c_model> m = sf::io::llama2c_from_checkpoint(*f);
+  if (!m) return fail_in("convert", m.message());
+  sf::io::result<sf::io::any_tokenizer> tok = sf::io::any_tokenizer{};
+  if (!tokenizer_out.empty()) {
+    if (!sf::io::has_tokenizer(f->metadata())) return fail_in("convert", sf_gen::no_tokenizer_message(in));
+    tok = sf::io::read_tokenizer(f->metadata(), m->arch.V);
+    if (!tok) return fail_in("convert", in + ": " + tok.message());
+    if (!tok->bpe())
+      return fail_in("convert", "--tokenizer-out: " + in +
+                                    " carries a character tokenizer (metadata 'tokenizer.vocab'); llama2.c's "
+                                    "tokenizer.bin holds a BPE one (staticformer train --tokenizer)");
+  }
+  if (sf::status s = sf::io::write_llama2c(out, *m, {.version = version, .group_size = group_size}); !s)
+    return fail_in("convert", out + ": " + s.message());
+  std::fprintf(stderr, "staticformer convert: saved %s (llama2.c's version %d file, %s)\n", out.c_str(), version,
+               sf::io::describe(m->arch).c_str());
+  if (!tokenizer_out.empty()) {
+    if (sf::status s = tok->bpe()->save(tokenizer_out); !s) return fail_in("convert", tokenizer_out + ": " + s.message());
+    std::fprintf(stderr, "staticformer convert: saved %s (its tokenizer.bin, %zu pieces)\n", tokenizer_out.c_str(),
+                 tok->size());
+  }
+  return 0;
 }
 
 // `staticformer --help` (command ""), or `staticformer COMMAND --help`.
@@ -370,6 +498,10 @@ int main(int argc, char** argv) {
                              command == "info" || command == "bench" || command == "header";
   if (!known_command)
     return fail("unknown command '" + command + "'; the commands are train, run, export, convert, info, bench, header", 2);
+
+  if (command == "convert")
+    for (int i = 2; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--llama2c") return convert_llama2c(argc, argv);
 
   // The architecture, and the run settings that choose the executable.
   std::string model, config, output;
@@ -435,7 +567,7 @@ int main(int argc, char** argv) {
       for (const sf::io::tensor_info& t : f->tensors()) parameters += t.elements();
       file_bytes = f->size_bytes();
       metadata = f->metadata();
-      has_tokenizer = f->metadata(sf::tokenizer_metadata_key) != nullptr;
+      has_tokenizer = sf::io::has_tokenizer(f->metadata());
     }
     from = model;
   } else if (command == "train") {
@@ -446,6 +578,12 @@ int main(int argc, char** argv) {
   } else {
     return fail_in(command, "no model given (staticformer " + command + " MODEL ...)", 2);
   }
+  // A BPE tokenizer that does not fit the architecture is refused before anything is compiled.
+  if (command == "train")
+    for (int i = 2; i + 1 < argc; ++i)
+      if (std::string_view(argv[i]) == "--tokenizer")
+        if (sf::io::result<sf::io::tokenizer_bin> t = sf_engine::open_training_tokenizer(argv[i + 1], arch.V, config); !t)
+          return fail_in("train", t.message());
   // A checkpoint that cannot be run or exported (no tokenizer) is refused before anything is compiled.
   if ((command == "run" || command == "export" || command == "convert") && !has_tokenizer)
     return fail_in(command, sf_gen::no_tokenizer_message(model));
@@ -473,7 +611,12 @@ int main(int argc, char** argv) {
     if (!model.empty() && config.empty()) {
       std::printf("  weights: %s, %zu tensors, %zu values, %zu bytes\n", int8 ? "int8 (Q8_0)" : "float32", tensors,
                   parameters, file_bytes);
-      if (has_tokenizer) std::printf("  tokenizer: characters (metadata tokenizer.vocab)\n");
+      if (has_tokenizer) {
+        const sf::io::result<sf::io::any_tokenizer> t = sf::io::read_tokenizer(metadata, arch.V);
+        if (!t) std::printf("  tokenizer: refused: %s\n", t.message());
+        else if (t->bpe()) std::printf("  tokenizer: BPE, %zu pieces (metadata tokenizer.bpe: llama2.c's tokenizer.bin)\n", t->size());
+        else std::printf("  tokenizer: characters, %zu (metadata tokenizer.vocab)\n", t->size());
+      }
       for (const auto& [key, value] : metadata)
         if (key.rfind("train.", 0) == 0) std::printf("  %s: %s\n", key.c_str(), value.c_str());
     }

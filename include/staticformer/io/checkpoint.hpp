@@ -4,13 +4,19 @@
 //   sf::io::load_training<C>("out", *tr, data, tok);          // continues bit for bit
 //   sf::io::load_model<C1>("out/model.safetensors", p, &tok); // inference, any batch size
 //
+// The tokenizer `tok` is an sf::char_tokenizer, an sf::io::tokenizer_bin (llama2.c's BPE) or an
+// sf::io::any_tokenizer (either: staticformer/io/any_tokenizer.hpp says how each is stored). Loading
+// into an sf::char_tokenizer refuses a checkpoint that carries a BPE tokenizer.
+//
 // Two files (the code that is not a template is compiled into staticformer::io:
 // src/io/checkpoint.cpp):
 //
 // * The model, `model.safetensors`: docs/model.md's checkpoint (F32 parameters under their
 //   checkpoint names, the configuration as __metadata__), readable by staticformer-run
 //   and by the safetensors library, plus the metadata
-//     tokenizer.vocab   the tokenizer's byte values, "[10,32,33,...]" (a checkpoint decodes on its own)
+//     tokenizer.vocab   a character tokenizer's byte values, "[10,32,33,...]" (a checkpoint decodes
+//                       on its own), or
+//     tokenizer.bpe     a BPE tokenizer: its tokenizer.bin in base64 (io/any_tokenizer.hpp)
 //     train.step        optimizer updates done
 //     train.optimizer   the name of the optimizer file that belongs to it (same directory)
 //
@@ -29,6 +35,7 @@
 // moment leaves a model file whose optimizer file exists and matches it.
 #pragma once
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -37,7 +44,9 @@
 #include <vector>
 
 #include "staticformer/data.hpp"
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/safetensors.hpp"
+#include "staticformer/io/tokenizer_bin.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/params.hpp"
 #include "staticformer/status.hpp"
@@ -57,32 +66,52 @@ std::string step_name(std::int64_t step);                   // "optimizer-000003
 std::string join(const std::string& dir, const std::string& name);  // dir/name
 
 // The code of the templates below, over type-erased parameters (tensor_slots) and numbers.
+// `tok` is the tokenizer's metadata (tokenizer_metadata: or why it does not fit the model).
 sf::status save_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
-                      const sf::char_tokenizer& tok, metadata_map extra);
-sf::status load_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p,
-                      sf::char_tokenizer* tok, metadata_map* metadata, const load_options& options);
+                      const result<metadata_map>& tok, metadata_map extra);
+// `chars_only`: refuse a BPE tokenizer (the caller wants an sf::char_tokenizer).
+sf::status load_model(const std::string& path, const sf::arch& c, const std::vector<slot>& p, any_tokenizer* tok,
+                      bool chars_only, metadata_map* metadata, const load_options& options);
 sf::status save_optimizer(const std::string& path, const sf::adamw_options& o, std::int64_t t,
                           const std::vector<slot>& m, const std::vector<slot>& v, const sf::data_state& data,
                           std::size_t train_tokens, std::size_t val_tokens, const metadata_map& extra);
 }  // namespace detail
 
+// What a checkpoint's tokenizer can be given as: saved from any of the three, loaded into a
+// character tokenizer or into either kind.
+template <class T>
+concept checkpoint_tokenizer =
+    std::same_as<T, sf::char_tokenizer> || std::same_as<T, tokenizer_bin> || std::same_as<T, any_tokenizer>;
+template <class T>
+concept loaded_tokenizer = std::same_as<T, sf::char_tokenizer> || std::same_as<T, any_tokenizer>;
+
 // ----------------------------------------------------------------------------- model
 
-// docs/model.md's checkpoint plus the tokenizer's vocabulary (and `extra` metadata).
-template <sf::config C>
-sf::status save_model(const std::string& path, const sf::params<C, float>& p, const sf::char_tokenizer& tok,
+// docs/model.md's checkpoint plus the tokenizer (and `extra` metadata). A character tokenizer
+// has at most V symbols, a BPE one exactly V pieces.
+template <sf::config C, checkpoint_tokenizer Tok>
+sf::status save_model(const std::string& path, const sf::params<C, float>& p, const Tok& tok,
                       metadata_map extra = {}) {
-  return detail::save_model(path, C, tensor_slots(p), tok, std::move(extra));
+  return detail::save_model(path, C, tensor_slots(p), tokenizer_metadata(tok, C.V), std::move(extra));
 }
 
 // Loads parameters of configuration C (any batch size) and, when `tok` is given, the
-// tokenizer stored with them. `metadata` (optional) receives all of the file's metadata.
+// tokenizer stored with them (an sf::char_tokenizer refuses a BPE one). `metadata` (optional)
+// receives all of the file's metadata.
 // Weights that are NaN or infinite are refused unless options.allow_non_finite.
 // On error, p and tok are untouched.
-template <sf::config C>
-sf::status load_model(const std::string& path, sf::params<C, float>& p, sf::char_tokenizer* tok = nullptr,
+template <sf::config C, loaded_tokenizer Tok = sf::char_tokenizer>
+sf::status load_model(const std::string& path, sf::params<C, float>& p, Tok* tok = nullptr,
                       metadata_map* metadata = nullptr, const load_options& options = {}) {
-  return detail::load_model(path, C, tensor_slots(std::as_const(p)), tok, metadata, options);
+  if constexpr (std::same_as<Tok, any_tokenizer>) {
+    return detail::load_model(path, C, tensor_slots(std::as_const(p)), tok, false, metadata, options);
+  } else {
+    any_tokenizer t;
+    const sf::status s =
+        detail::load_model(path, C, tensor_slots(std::as_const(p)), tok ? &t : nullptr, true, metadata, options);
+    if (s && tok) *tok = *t.chars();
+    return s;
+  }
 }
 
 // ----------------------------------------------------------------------------- optimizer state
@@ -209,9 +238,9 @@ void remove_previous_optimizer(const std::string& dir, const std::string& previo
 // Saves a resumable checkpoint into directory `dir` (created if needed): the model file
 // (with `model_extra` metadata) and a new optimizer file (with `optimizer_extra`), in the
 // crash-safe order described at the top.
-template <sf::config C>
+template <sf::config C, checkpoint_tokenizer Tok>
 sf::status save_training(const std::string& dir, const sf::trainer<C>& tr, const sf::dataset<C>& data,
-                         const sf::char_tokenizer& tok, metadata_map model_extra = {},
+                         const Tok& tok, metadata_map model_extra = {},
                          const metadata_map& optimizer_extra = {}) {
   // The optimizer file the current model file names, deleted once the new pair is in place.
   std::string previous;
@@ -233,8 +262,8 @@ sf::status save_training(const std::string& dir, const sf::trainer<C>& tr, const
 // update count, optimizer options and the data position. `data` must be built over the
 // same tokens with the same split (checked). `info` (optional) receives the optimizer
 // file's metadata. On error, the trainer and dataset may be partly overwritten.
-template <sf::config C>
-sf::status load_training(const std::string& dir, sf::trainer<C>& tr, sf::dataset<C>& data, sf::char_tokenizer& tok,
+template <sf::config C, loaded_tokenizer Tok>
+sf::status load_training(const std::string& dir, sf::trainer<C>& tr, sf::dataset<C>& data, Tok& tok,
                          optimizer_info* info = nullptr) {
   const std::string model_path = detail::join(dir, model_file_name);
   metadata_map meta;
