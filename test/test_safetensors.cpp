@@ -138,12 +138,12 @@ TEST(SafetensorsParams, ConfigMetadataIsSpecs) {
   }
 }
 
-// The fields added after the first checkpoints (kv_heads, ffn, rope_base) are optional keys:
+// The fields added after the first checkpoints (kv_heads, ffn, rope_base, rope_pairs) are optional keys:
 // absent at their defaults (so a model's file is the same bytes as before them), read as the
 // defaults when absent, written and read back when not the default.
 TEST(SafetensorsParams, OptionalConfigKeys) {
   const sf::io::metadata_map m = sf::io::config_metadata(sf::configs::ref_llama);
-  EXPECT_EQ(m.count("n_kv_heads") + m.count("ffn") + m.count("rope_theta"), 0u);
+  EXPECT_EQ(m.count("n_kv_heads") + m.count("ffn") + m.count("rope_theta") + m.count("rope_pairs"), 0u);
   EXPECT_EQ(sf::io::describe(sf::configs::ref_llama), "V=96 T=24 D=48 H=6 L=3 F=96 rmsnorm rope relu untied no-bias");
 
   sf::arch a = sf::configs::ref_llama;
@@ -158,6 +158,19 @@ TEST(SafetensorsParams, OptionalConfigKeys) {
   back = sf::io::config_from_metadata(with);
   ASSERT_TRUE(back) << back.message();
   EXPECT_EQ(back->rope_base, 1e4);
+
+  sf::arch hf = sf::configs::ref_llama;
+  hf.rope_pairs = sf::rope_pairs_kind::halves;
+  sf::io::metadata_map halves = sf::io::config_metadata(hf);
+  EXPECT_EQ(halves.at("rope_pairs"), "halves");
+  EXPECT_EQ(sf::io::describe(hf), "V=96 T=24 D=48 H=6 L=3 F=96 rmsnorm rope relu untied no-bias rope_pairs=halves");
+  back = sf::io::config_from_metadata(halves);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(*back, hf);
+  halves["rope_pairs"] = "sideways";
+  back = sf::io::config_from_metadata(halves);
+  ASSERT_FALSE(back);
+  EXPECT_NE(std::string(back.message()).find("adjacent"), std::string::npos) << back.message();
 
   sf::io::metadata_map kv = sf::io::config_metadata(sf::configs::ref_llama);
   kv["n_kv_heads"] = "6";  // as many as n_heads: the same architecture as no key

@@ -45,9 +45,15 @@ enum class precision_kind { f32, bf16 };
 //          W3 the up projection, W2 the down one); with gelu, GeGLU
 enum class ffn_kind { mlp, gated };
 
+// Which dimensions of a head RoPE rotates together (layers/position.hpp):
+//   adjacent  (2i, 2i+1): Meta's LLaMA and llama2.c
+//   halves    (i, i + d_k/2): Hugging Face's Llama (rotate_half)
+// The two are the same model up to a permutation of each head's rows of W_q and W_k.
+enum class rope_pairs_kind { adjacent, halves };
+
 // What a checkpoint stores: docs/model.md's architecture. Every field is a metadata key of a
-// checkpoint (src/io/config_codec.cpp spells them; `kv_heads`, `ffn` and `rope_base` are
-// optional keys, written only when they are not the default, so files that predate them read
+// checkpoint (src/io/config_codec.cpp spells them; `kv_heads`, `ffn`, `rope_base` and
+// `rope_pairs` are optional keys, written only when they are not the default, so files that predate them read
 // as the default).
 struct arch {
   std::size_t V = 0;         // vocabulary size
@@ -65,6 +71,7 @@ struct arch {
   bool bias = true;          // biases in attention and feed-forward
   double norm_eps = 1e-5;
   double rope_base = 1e4;    // RoPE's ω_i = rope_base^(-2i/d_k)
+  rope_pairs_kind rope_pairs = rope_pairs_kind::adjacent;  // RoPE's pairs of dimensions
 
   constexpr std::size_t dk() const { return H == 0 ? 0 : D / H; }
   constexpr std::size_t kv() const { return kv_heads == 0 ? H : kv_heads; }  // heads of K and V
@@ -105,6 +112,10 @@ template <> struct enum_names<ffn_kind> {
   static constexpr const char* type = "sf::ffn_kind";  // (a generated C++ literal names it)
   static constexpr const char* value[] = {"mlp", "gated"};
 };
+template <> struct enum_names<rope_pairs_kind> {
+  static constexpr const char* type = "sf::rope_pairs_kind";  // (a generated C++ literal names it)
+  static constexpr const char* value[] = {"adjacent", "halves"};
+};
 template <> struct enum_names<norm_kind> {
   static constexpr const char* type = "sf::norm_kind";  // (a generated C++ literal names it)
   static constexpr const char* value[] = {"layernorm", "rmsnorm"};
@@ -136,6 +147,7 @@ constexpr const char* to_string(norm_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(position_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(activation_kind k) { return detail::enum_name(k); }
 constexpr const char* to_string(precision_kind k) { return detail::enum_name(k); }
+constexpr const char* to_string(rope_pairs_kind k) { return detail::enum_name(k); }
 
 // The inverse of to_string: sf::parse<sf::norm_kind>("rmsnorm") is norm_kind::rmsnorm, and a
 // name that is not one of E's is nothing.

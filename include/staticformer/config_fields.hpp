@@ -24,7 +24,7 @@
 #include "staticformer/config.hpp"
 
 BOOST_HANA_ADAPT_STRUCT(sf::arch, V, T, D, H, kv_heads, L, F, ffn, norm, position, activation, tied, bias, norm_eps,
-                        rope_base);
+                        rope_base, rope_pairs);
 
 namespace sf {
 

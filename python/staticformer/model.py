@@ -27,6 +27,7 @@ NORMS = ("layernorm", "rmsnorm")
 POSITIONS = ("learned", "sinusoidal", "rope")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 FFNS = ("mlp", "gated")
+ROPE_PAIRS = ("adjacent", "halves")
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class Config:
     n_kv_heads: int = 0              # heads of K and V (grouped-query attention); 0 = n_heads
     ffn: str = "mlp"                 # mlp | gated (gated + silu = LLaMA's SwiGLU: w2(silu(x w1) * (x w3)))
     rope_theta: float = 10000.0      # RoPE's base
+    rope_pairs: str = "adjacent"     # adjacent (2i, 2i+1): Meta, llama2.c | halves (i, i + dk/2): Hugging Face
 
-    OPTIONAL = {"n_kv_heads": 0, "ffn": "mlp", "rope_theta": 10000.0}
+    OPTIONAL = {"n_kv_heads": 0, "ffn": "mlp", "rope_theta": 10000.0, "rope_pairs": "adjacent"}
 
     def __post_init__(self):
         for f in ("vocab", "context", "d_model", "n_heads", "n_layers", "d_ff"):
@@ -65,7 +67,8 @@ class Config:
         if not self.rope_theta > 0:
             raise ValueError(f"config 'rope_theta' must be a positive number, found {self.rope_theta!r}")
         object.__setattr__(self, "rope_theta", float(self.rope_theta))
-        for f, allowed in (("norm", NORMS), ("position", POSITIONS), ("activation", ACTIVATIONS), ("ffn", FFNS)):
+        for f, allowed in (("norm", NORMS), ("position", POSITIONS), ("activation", ACTIVATIONS), ("ffn", FFNS),
+                         ("rope_pairs", ROPE_PAIRS)):
             if getattr(self, f) not in allowed:
                 raise ValueError(f"config '{f}': expected one of {', '.join(allowed)}, found {getattr(self, f)!r}")
         if self.position == "rope" and (self.d_model // self.n_heads) % 2:
@@ -95,6 +98,7 @@ class Config:
             **({"n_kv_heads": str(self.n_kv_heads)} if self.n_kv_heads else {}),
             **({"ffn": self.ffn} if self.ffn != "mlp" else {}),
             **({"rope_theta": _number(self.rope_theta)} if self.rope_theta != 10000.0 else {}),
+            **({"rope_pairs": self.rope_pairs} if self.rope_pairs != "adjacent" else {}),
         }
 
     @classmethod
@@ -139,6 +143,8 @@ class Config:
             s += f" norm_eps={self.norm_eps!r}"
         if self.rope_theta != 10000.0:
             s += f" rope_base={_number(self.rope_theta)}"
+        if self.rope_pairs != "adjacent":
+            s += f" rope_pairs={self.rope_pairs}"
         return s
 
 
@@ -241,14 +247,18 @@ def sinusoidal(T, D, dtype):
     return pe.to(dtype)
 
 
-def rope(x, base=10000.0):
-    """x: (B, H, T, dk). Rotate pairs (2i, 2i+1) by t * w_i, w_i = base^(-2i/dk)."""
+def rope(x, base=10000.0, pairs="adjacent"):
+    """x: (B, H, T, dk). Rotate pairs (2i, 2i+1) (adjacent) or (i, i + dk/2) (halves: Hugging Face's
+    rotate_half) by t * w_i, w_i = base^(-2i/dk)."""
     T, dk = x.shape[-2], x.shape[-1]
     t = torch.arange(T, dtype=torch.float64)[:, None]
     i2 = torch.arange(0, dk, 2, dtype=torch.float64)[None, :]
     omega = torch.pow(torch.tensor(float(base), dtype=torch.float64), -i2 / dk)
     ang = t * omega  # (T, dk/2)
     cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
+    if pairs == "halves":
+        x0, x1 = x[..., : dk // 2], x[..., dk // 2:]
+        return torch.cat((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
     x0, x1 = x[..., 0::2], x[..., 1::2]
     r0 = x0 * cos - x1 * sin
     r1 = x0 * sin + x1 * cos
@@ -269,7 +279,7 @@ def attention(cfg, P, prefix, a, padding):
 
     q, k, v = proj("wq", "bq", H), proj("wk", "bk", KV), proj("wv", "bv", KV)
     if cfg.position == "rope":
-        q, k = rope(q, cfg.rope_theta), rope(k, cfg.rope_theta)
+        q, k = rope(q, cfg.rope_theta, cfg.rope_pairs), rope(k, cfg.rope_theta, cfg.rope_pairs)
     s = q @ k.transpose(-1, -2) / math.sqrt(dk)  # (B, H, T, T)
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=a.device))
     if padding is None:

@@ -4,6 +4,7 @@ RoPE permutation, the refusals and the command line.
 
     /usr/bin/python3 python/tests/test_package.py [-v]
 """
+import dataclasses
 import json
 import os
 import struct
@@ -244,6 +245,12 @@ class Converters(unittest.TestCase):
             self.assertGreater(max_abs(src(tok), wrong.double()(tok)), 1e-3)
             # position 0 has angle 0: there the permutation does not matter
             self.assertLess(max_abs(src(tok)[:, 0], wrong(tok)[:, 0]), 1e-12)
+        # rows as stored are right for a model that rotates halves (rope_pairs = "halves")
+        halves = sf.StaticformerLM(dataclasses.replace(m.config, rope_pairs="halves"))
+        halves.load_state_dict(sd)
+        self.assertEqual(halves.config.metadata()["rope_pairs"], "halves")
+        with torch.no_grad():
+            self.assertLess(max_abs(src(tok), halves.double()(tok)), 1e-12)
         self.assertLess(d, 1e-12)
         sd2, hf = sf.to_hf_llama(m)  # and back
         for k, v in src.state_dict().items():

@@ -16,13 +16,14 @@ namespace detail {
 // How docs/model.md's metadata and describe() spell a field where its C++ name does not serve.
 // An optional field is written (and described) only when it is not the default, and a file
 // without its key has the default: the fields added after the first checkpoints were written
-// (kv_heads, ffn, rope_base), so that those files read as they always did and new files of
+// (kv_heads, ffn, rope_base, rope_pairs), so that those files read as they always did and new files of
 // the same models are byte for byte the old ones.
 struct field_spelling {
   const char* name;                // the member of sf::arch ("V")
   const char* key;                 // its metadata key ("vocab")
   const char* if_false = nullptr;  // describe()'s word for a false bool (true shows the name)
   bool optional = false;
+  bool named = false;              // describe() shows an enumeration's value as name=value
 };
 constexpr field_spelling field_spellings[] = {
     {"V", "vocab"},        {"T", "context"},
@@ -30,7 +31,8 @@ constexpr field_spelling field_spellings[] = {
     {"L", "n_layers"},     {"F", "d_ff"},
     {"tied", "tied", "untied"}, {"bias", "bias", "no-bias"},
     {"kv_heads", "n_kv_heads", nullptr, true}, {"ffn", "ffn", nullptr, true},
-    {"rope_base", "rope_theta", nullptr, true}};  // (Meta's params.json names: n_kv_heads, rope_theta)
+    {"rope_base", "rope_theta", nullptr, true},  // (Meta's params.json names: n_kv_heads, rope_theta)
+    {"rope_pairs", "rope_pairs", nullptr, true, true}};
 
 field_spelling spelling_of(const char* name) {
   for (const field_spelling& s : field_spellings)
@@ -138,7 +140,9 @@ struct field_codec<E> {
   }
   static std::string expected() { return one_of(sf::enum_names<E>::value); }
   static bool same(const std::string&, const std::string&) { return false; }
-  static std::string word(const field_spelling&, E v, E) { return sf::to_string(v); }
+  static std::string word(const field_spelling& s, E v, E) {
+    return s.named ? cat({s.name, "=", sf::to_string(v)}) : std::string(sf::to_string(v));
+  }
 };
 
 template <class Field> using codec_of = field_codec<std::remove_cvref_t<Field>>;

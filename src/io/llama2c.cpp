@@ -264,6 +264,7 @@ sf::status llama2c_check_arch(const sf::arch& a) {
   if (a.bias) return bad("bias-free", "bias = true");
   if (a.norm_eps != 1e-5) return bad("norm_eps 1e-5", detail::format_double(a.norm_eps));
   if (a.rope_base != 1e4) return bad("rope_base 10000", detail::format_double(a.rope_base));
+  if (a.rope_pairs != sf::rope_pairs_kind::adjacent) return bad("rope_pairs adjacent", sf::to_string(a.rope_pairs));
   auto i = [](std::size_t v) {
     return v > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()) ? std::int64_t{-1}
                                                                                    : static_cast<std::int64_t>(v);

@@ -57,6 +57,12 @@ TEST(GradCheck, AttentionCausalBlocks) { attention_check<att_long>(pad_mode::non
 TEST(GradCheck, AttentionCausalBlocksPadding) { attention_check<att_long>(pad_mode::left); }
 TEST(GradCheck, AttentionRope) { attention_check<att_rope>(pad_mode::none); }
 TEST(GradCheck, AttentionRopeLeftPadding) { attention_check<att_rope>(pad_mode::left); }
+// RoPE with Hugging Face's pairs (i, i + d_k/2), grouped-query
+constexpr sf::config att_rope_halves{{.V = 11, .T = 5, .D = 16, .H = 4, .kv_heads = 2, .L = 1, .F = 12, .norm = N::rmsnorm,
+                                      .position = P::rope, .activation = A::gelu, .tied = true, .bias = true,
+                                      .rope_pairs = sf::rope_pairs_kind::halves},
+                                     {.B = 2}};
+TEST(GradCheck, AttentionRopeHalves) { attention_check<att_rope_halves>(pad_mode::left); }
 // Grouped-query attention: 4 query heads on 2 key/value heads (with biases, RoPE), and multi-query
 // (1 key/value head) with padding: dK, dV sum over a group's heads.
 constexpr sf::config att_gqa{{.V = 11, .T = 5, .D = 16, .H = 4, .kv_heads = 2, .L = 1, .F = 12, .norm = N::rmsnorm,

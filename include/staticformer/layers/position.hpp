@@ -47,11 +47,12 @@ struct sinusoidal {
   }
 };
 
-// RoPE: rotate the pairs (2i, 2i+1) of every head's q (or k) at position t by t·ω_i,
-// ω_i = rope_base^(-2i/d_k) (rope_base: the config's, 10000 by default), t 0-based:
-//   x'[2i]   = x[2i] cos θ - x[2i+1] sin θ
-//   x'[2i+1] = x[2i] sin θ + x[2i+1] cos θ
-// Backward is the inverse rotation (Rᵀ = R(-θ)).
+// RoPE: rotate the pairs (a_i, b_i) of every head's q (or k) at position t by t·ω_i,
+// ω_i = rope_base^(-2i/d_k) (rope_base: the config's, 10000 by default), t 0-based, i < d_k/2:
+//   x'[a_i] = x[a_i] cos θ - x[b_i] sin θ
+//   x'[b_i] = x[a_i] sin θ + x[b_i] cos θ
+// with (a_i, b_i) = (2i, 2i+1) (rope_pairs adjacent: Meta, llama2.c) or (i, i + d_k/2) (halves:
+// Hugging Face's rotate_half). Backward is the inverse rotation (Rᵀ = R(-θ)).
 template <config C, class T = float>
 struct rope {
   static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H;
@@ -87,13 +88,15 @@ struct rope {
   SF_NO_AUTO_VECTORIZE static constexpr void rotate_row(T* xr, std::size_t t) {
     const T* cs = table.cos.row(t);
     const T* sn = table.sin.row(t);
+    constexpr bool halves = C.rope_pairs == rope_pairs_kind::halves;
+    constexpr std::size_t step = halves ? 1 : 2, other = halves ? dk / 2 : 1;  // a_i = step·i, b_i = a_i + other
     for (std::size_t h = 0; h < NH; ++h) {
       T* p = xr + h * dk;
       for (std::size_t i = 0; i < dk / 2; ++i) {
         const T c = cs[i], s = Inverse ? -sn[i] : sn[i];
-        const T x0 = p[2 * i], x1 = p[2 * i + 1];
-        p[2 * i] = x0 * c - x1 * s;
-        p[2 * i + 1] = x0 * s + x1 * c;
+        const T x0 = p[step * i], x1 = p[step * i + other];
+        p[step * i] = x0 * c - x1 * s;
+        p[step * i + other] = x0 * s + x1 * c;
       }
     }
   }
