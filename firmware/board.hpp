@@ -1,6 +1,8 @@
-// board.hpp — what the firmware example needs from QEMU's mps2-an386 board: text out and exit
-// through Arm semihosting (the debugger's channel: QEMU with -semihosting), and a cycle timer.
-// No newlib stdio (it would bring malloc), nothing but a few instructions and registers.
+// board.hpp — what the firmware example needs from QEMU's MPS2 boards (mps2-an386, a Cortex-M4F;
+// mps2-an500, a Cortex-M7): text out and exit through Arm semihosting (the debugger's channel: QEMU
+// with -semihosting), a cycle timer (the same CMSDK timer at the same address on both), and the
+// stack's high-water mark. No newlib stdio (it would bring malloc), nothing but a few instructions
+// and registers.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -85,5 +87,20 @@ inline void start() {
 }
 inline std::uint32_t now() { return 0xffffffffu - reg[1]; }  // ticks since start (wraps after 171 s)
 }  // namespace timer
+
+// ---------------------------------------------------------------- stack
+// The linker script's stack: [__stack_limit, __stack_top). startup.cpp paints it with stack_paint
+// before main; what is no longer paint at the end was used.
+inline constexpr std::uint32_t stack_paint = 0x5afe57acu;
+extern "C" std::uint32_t __stack_limit[], __stack_top[];
+inline std::size_t stack_size() {
+  return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(__stack_top) - reinterpret_cast<std::uintptr_t>(__stack_limit));
+}
+// The bytes of stack used so far: from the top down to the deepest word that is not paint.
+inline std::size_t stack_used() {
+  const volatile std::uint32_t* p = __stack_limit;
+  while (p < __stack_top && *p == stack_paint) ++p;
+  return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(__stack_top) - reinterpret_cast<std::uintptr_t>(p));
+}
 
 }  // namespace board

@@ -1,15 +1,16 @@
-// startup.cpp — the reset path of a bare-metal Cortex-M4F program (the firmware example's own C
-// runtime start: no crt0, no newlib initialisation, no heap).
+// startup.cpp — the reset path of a bare-metal Cortex-M4F or Cortex-M7 program (the firmware
+// example's own C runtime start: no crt0, no newlib initialisation, no heap).
 //   the vector table (address 0): the initial stack pointer, then the handlers
 //   reset: FPU on (CP10/CP11 full access) before any floating-point instruction, .data copied
-//   from flash, .bss zeroed, static constructors run, main(), then exit via semihosting.
+//   from flash, .bss zeroed, the free stack painted (board::stack_used), static constructors
+//   run, main(), then exit via semihosting.
 // A fault prints its name and ends the run with a failure status.
 #include <cstdint>
 
 #include "board.hpp"
 
 extern "C" {
-extern std::uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[], __stack_top[];
+extern std::uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[], __stack_top[], __stack_limit[];
 extern void (*__init_array_start[])();
 extern void (*__init_array_end[])();
 int main();
@@ -66,6 +67,10 @@ extern "C" [[noreturn]] void sf_start() {
   volatile std::uint32_t* dst = __data_start;
   for (const std::uint32_t* src = __data_load; dst < __data_end;) *dst++ = *src++;
   for (volatile std::uint32_t* p = __bss_start; p < __bss_end;) *p++ = 0;
+  // The stack below this frame (and 64 bytes of margin) gets the paint of board::stack_used.
+  std::uint32_t* sp = nullptr;
+  __asm__ volatile("mov %0, sp" : "=r"(sp));
+  for (volatile std::uint32_t* p = __stack_limit; p < sp - 16;) *p++ = board::stack_paint;
   for (void (**f)() = __init_array_start; f < __init_array_end; ++f) (*f)();
   board::exit(main());
 }

@@ -1,7 +1,8 @@
 # Test of `staticformer train --tokenizer` and `convert --llama2c`, run by CTest (tools/CMakeLists.txt,
 # label `tool`):
 #   cmake -DSTATICFORMER=<staticformer> -DDATA=<test/data> -DCORPUS=<text> -DWORK=<scratch dir>
-#         -P bpe_train_test.cmake
+#         -DCXX=<compiler> "-DFLAGS=a|b|c" "-DINCLUDES=dir|dir" -DLIBS=<libstaticformer_io.a>
+#         -DSRC=<tools/export/check.cpp> -P bpe_train_test.cmake
 # Trains a tiny LLaMA-kind architecture (V 512 = test/data/bpe/tok512.bin's pieces, T 64, D 32,
 # grouped-query attention, SwiGLU, untied) with llama2.c's BPE tokenizer for 40 steps (the train and
 # run executables are compiled on first use), then: the checkpoint carries the tokenizer
@@ -10,10 +11,12 @@
 # byte what `staticformer run` of the version-0 file with -z prints (the text run.c prints for it:
 # tool_staticformer_bpe_runc checks that with run.c itself when one is given) — greedy, sampled,
 # -n 0 and an empty prompt; the version-1 file and the int8 checkpoint (convert --int8, which keeps the
-# tokenizer) too. Then the refusals: a vocabulary that is not the tokenizer's, a file that is not a
-# tokenizer.bin (both before anything is compiled), -z with a checkpoint, export of a BPE checkpoint
-# as a C++ header, --tokenizer-out of a character tokenizer, norm_eps other than run.c's 1e-5, an
-# int8 checkpoint, a version that does not exist.
+# tokenizer) too. `export` writes the checkpoint as a C++ header with the tokenizer's tables:
+# tools/export/check.cpp, built against it, finds the checkpoint's weights and tokenizer.bin in it and
+# prints `staticformer run`'s greedy text from it (the prompt encoded by the header's tokenizer).
+# Then the refusals: a vocabulary that is not the tokenizer's, a file that is not a tokenizer.bin
+# (both before anything is compiled), -z with a checkpoint, --tokenizer-out of a character
+# tokenizer, norm_eps other than run.c's 1e-5, an int8 checkpoint, a version that does not exist.
 # Leaves in WORK what tool_staticformer_bpe_runc compares with run.c: m.v0.bin, tok.bin and
 # runc-*.txt (the expected text of each set of flags, named by them).
 cmake_minimum_required(VERSION 3.20)
@@ -121,9 +124,39 @@ if(NOT sf_out STREQUAL int8_text OR NOT int8_text MATCHES "^ROMEO:")
   message(FATAL_ERROR "the int8 checkpoint and --int8 differ:\n${int8_text}\n---\n${sf_out}")
 endif()
 
+# export: a C++ header with the weights and the tokenizer's tables; greedy text from it (check.cpp,
+# built with the project's compiler and flags) is `staticformer run`'s.
+sf_ok(export "${model}" -o "${WORK}/m.hpp")
+expect_match("export" "${sf_err}" "wrote .*m.hpp \\(.*, float weights, BPE tokenizer\\)")
+file(READ "${WORK}/m.hpp" header LIMIT 3000)
+expect_match("the header" "${header}" "#define SF_MODEL_BPE 1\ninline constexpr std::size_t vocab_size = 512;")
+string(REPLACE "|" ";" flags "${FLAGS}")
+string(REPLACE "|" ";" includes "${INCLUDES}")
+set(incs)
+foreach(d IN LISTS includes)
+  if(d)
+    list(APPEND incs "-I${d}")
+  endif()
+endforeach()
+execute_process(COMMAND "${CXX}" ${flags} ${incs} "-DSF_EXPORTED_HEADER=\"${WORK}/m.hpp\"" "${SRC}" ${LIBS} -o "${WORK}/check"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building tools/export/check.cpp against the BPE header failed:\n${out}\n${err}")
+endif()
+foreach(prompt "ROMEO:" "JULIET: O Romeo, Romeo! wherefore art thou Romeo?")  # (the second: past the context, a slide)
+  execute_process(COMMAND "${WORK}/check" "${model}" "${prompt}" 40 RESULT_VARIABLE rc OUTPUT_VARIABLE from_header ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "check ${model} \"${prompt}\" 40: exit status ${rc}\n${from_header}\n${err}")
+  endif()
+  sf_ok(run "${model}" -t 0 --tokens 40 -i "${prompt}" --no-echo -q)
+  if(NOT from_header STREQUAL sf_out)
+    message(FATAL_ERROR "the exported header's greedy text after \"${prompt}\"\n[${from_header}]\ndiffers from the host's\n[${sf_out}]")
+  endif()
+  message(STATUS "ok: the exported header's greedy text after \"${prompt}\" is the host's: [${from_header}]")
+endforeach()
+
 # ---- refusals
 sf_error(2 "carries its own tokenizer \\(its metadata 'tokenizer.vocab' or 'tokenizer.bpe'\\)" run "${model}" -z "${tok512}")
-sf_error(1 "export: .*m.safetensors: its tokenizer is a BPE one \\(metadata 'tokenizer.bpe'\\)" export "${model}" -o "${WORK}/m.hpp")
 sf_error(2 "--llama2c: '3' is not a version of llama2.c's model file \\(0, 1 or 2\\)" convert "${model}" -o "${WORK}/x.bin" --llama2c 3)
 sf_error(2 "--int8 and --llama2c: one conversion at a time" convert "${model}" -o "${WORK}/x.bin" --llama2c 0 --int8)
 sf_error(1 "convert: .*m-int8.safetensors: an int8 checkpoint; convert its float original"
@@ -145,4 +178,4 @@ foreach(x x.bin x-tok.bin)
     message(FATAL_ERROR "a refused conversion wrote ${WORK}/${x}")
   endif()
 endforeach()
-message(STATUS "staticformer train --tokenizer, convert --llama2c: the same text from the checkpoint and llama2.c's files; refusals as expected")
+message(STATUS "staticformer train --tokenizer, convert --llama2c, export: the same text from the checkpoint, llama2.c's files and the header; refusals as expected")

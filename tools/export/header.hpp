@@ -5,6 +5,15 @@
 //   inline constexpr sf::arch config;               the checkpoint's architecture
 //   inline constexpr unsigned char vocab[];          token id i is the byte vocab[i]; vocab_size
 //   piece_offsets[], piece_bytes[], max_piece_bytes  what each token prints (sf::tokenizer::piece)
+// or, for a checkpoint that carries llama2.c's BPE tokenizer (metadata tokenizer.bpe), instead of vocab:
+//   #define SF_MODEL_BPE 1                           (the namespace in capitals, then _BPE: for #if)
+//   bpe_bytes, bpe_offsets, bpe_scores, bpe_sorted   its tokenizer.bin as the tables of sf::bpe_tables
+//                                                    (staticformer/bpe.hpp), bpe_sorted made here
+//   inline constexpr sf::bpe_tokenizer tokenizer;    over them, checked at compile time: run.c's
+//                                                    encode (<s>, the dummy prefix, the merges; at
+//                                                    compile time or on the device) and piece_after
+//   bpe_max_token_length                             the tokenizer.bin's max_token_length
+//   piece_offsets[], piece_bytes[], max_piece_bytes  each piece on its own (tokenizer.piece(id))
 //   using weights_type = sf::params<config> or sf::params<config, sf::int8>;
 //   inline constexpr weights_type weights = {...};   constant-initialised: it lands in .rodata
 //                                                    (flash) and the decoder reads it in place
@@ -36,6 +45,8 @@
 
 #include "../generate/weights.hpp"
 #include "config_literal.hpp"
+#include "staticformer/bpe.hpp"
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
 #include "staticformer/io/safetensors_format.hpp"
 #include "staticformer/quantize.hpp"
@@ -72,6 +83,24 @@ void put_array(std::ostream& o, const T* v, std::size_t n) {
     else o << static_cast<long>(v[i]);
   }
   o << '}';
+}
+
+// Bytes as a string literal (printable ASCII as itself, the rest as three-digit octal escapes, a
+// line per 64 bytes): the same chars whether char is signed or not.
+inline void put_bytes(std::ostream& o, std::string_view b) {
+  o << '"';
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (i && i % 64 == 0) o << "\"\n\"";
+    const auto c = static_cast<unsigned char>(b[i]);
+    if (c == '"' || c == '\\') o << '\\' << static_cast<char>(c);
+    else if (c >= 0x20 && c < 0x7f && c != '?') o << static_cast<char>(c);  // ('?': no trigraph, ever)
+    else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned>(c));
+      o << buf;
+    }
+  }
+  o << '"';
 }
 
 // The initializer as a tree of the dotted checkpoint names, in declaration order: a node's
@@ -142,8 +171,74 @@ struct request {
   bool int8 = false;
 };
 
+// The tokenizer's part of the header: a character tokenizer's vocabulary (vocab[]), or llama2.c's
+// BPE tokenizer's tables and the sf::bpe_tokenizer over them; then, for both, each token's piece.
+inline void put_tokenizer(std::ostream& o, const request& r, const sf::io::any_tokenizer& any) {
+  const std::size_t n = any.size();
+  auto piece = [&](std::int32_t id) { return any.is_bpe() ? any.bpe()->piece(id) : any.chars()->piece(id); };
+  if (const sf::char_tokenizer* tok = any.chars()) {
+    o << "// The character tokenizer: token id i is the byte vocab[i].\n"
+      << "inline constexpr std::size_t vocab_size = " << n << ";\n"
+      << "inline constexpr unsigned char vocab[" << n << "] = ";
+    std::vector<int> bytes;
+    for (std::size_t i = 0; i < n; ++i) bytes.push_back(tok->byte(static_cast<std::int32_t>(i)));
+    put_array(o, bytes.data(), bytes.size());
+  } else {
+    const sf::io::tokenizer_bin& bin = *any.bpe();
+    const sf::bpe_tables& t = bin.core().tables();
+    std::string upper = r.ns;
+    for (char& c : upper)
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    o << "// llama2.c's BPE tokenizer (its tokenizer.bin, " << n << " pieces), as the tables of sf::bpe_tokenizer\n"
+      << "// (staticformer/bpe.hpp), which encodes and prints as llama2.c's run.c, from flash, with no heap:\n"
+      << "//   std::int32_t ids[" << r.ns << "::tokenizer.max_tokens(text)]; std::size_t n;   // (text.size() + 3)\n"
+      << "//   " << r.ns << "::tokenizer.encode(text, ids, n);   // <s>, the dummy prefix \" \", the merges; also at compile time\n"
+      << "//   sf::bpe_printable(" << r.ns << "::tokenizer.piece_after(prev, id));   // what run.c prints of id after prev\n"
+      << "#define " << upper << "_BPE 1\n"
+      << "inline constexpr std::size_t vocab_size = " << n << ";\n"
+      << "inline constexpr std::uint32_t bpe_max_token_length = " << bin.max_token_length() << ";\n"
+      << "// Piece i is bpe_bytes[bpe_offsets[i] .. bpe_offsets[i + 1]) (" << t.offsets[n] << " bytes; the literal's\n"
+      << "// final NUL is not one of them), its merge score bpe_scores[i]; bpe_sorted: the ids by piece.\n"
+      << "inline constexpr char bpe_bytes[" << t.offsets[n] + 1 << "] =\n";
+    put_bytes(o, std::string_view(t.bytes.data(), t.offsets[n]));
+    o << ";\ninline constexpr std::uint32_t bpe_offsets[" << n + 1 << "] = ";
+    put_array(o, t.offsets.data(), n + 1);
+    o << ";\ninline constexpr float bpe_scores[" << n << "] = ";
+    put_array(o, t.scores.data(), n);
+    o << ";\ninline constexpr std::int32_t bpe_sorted[" << n << "] = ";
+    put_array(o, t.sorted.data(), n);
+    o << ";\ninline constexpr sf::bpe_tables bpe_tables{.bytes = std::span<const char>(bpe_bytes, " << t.offsets[n]
+      << "),\n                                          .offsets = bpe_offsets, .scores = bpe_scores, .sorted = bpe_sorted};\n"
+      << "constexpr sf::bpe_tokenizer make_tokenizer() {\n"
+      << "  sf::bpe_tokenizer t;\n  (void)sf::bpe_tokenizer::make(bpe_tables, t);  // (on error t stays empty)\n"
+      << "  return t;\n}\n"
+      << "inline constexpr sf::bpe_tokenizer tokenizer = make_tokenizer();\n"
+      << "static_assert(tokenizer.size() == vocab_size, \"" << r.ns
+      << "::tokenizer: the tables do not pass sf::bpe_tokenizer::make's checks\")";
+  }
+  // The pieces, through the tokenizer interface (sf::tokenizer): what a token prints, any length.
+  std::vector<long> offsets{0}, piece_bytes;
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string_view p = piece(static_cast<std::int32_t>(i));
+    for (const char c : p) piece_bytes.push_back(static_cast<unsigned char>(c));
+    offsets.push_back(static_cast<long>(piece_bytes.size()));
+    longest = std::max(longest, p.size());
+  }
+  o << ";\n\n// The pieces: token id i prints the bytes piece_bytes[piece_offsets[i] .. piece_offsets[i + 1])\n"
+    << (any.is_bpe() ? "// (on its own: after <s>, tokenizer.piece_after drops a leading ' ', as run.c); the longest has\n"
+                       "// max_piece_bytes.\n"
+                     : "// (one for a character tokenizer; any number for others); the longest has max_piece_bytes.\n")
+    << "inline constexpr std::size_t max_piece_bytes = " << longest << ";\n"
+    << "inline constexpr unsigned piece_offsets[" << offsets.size() << "] = ";
+  put_array(o, offsets.data(), offsets.size());
+  o << ";\ninline constexpr unsigned char piece_bytes[" << piece_bytes.size() << "] = ";
+  put_array(o, piece_bytes.data(), piece_bytes.size());
+  o << ";\n";
+}
+
 template <sf::config C>
-int export_config(const sf::io::file& f, const request& r, const sf::char_tokenizer& tok, const char* name) {
+int export_config(const sf::io::file& f, const request& r, const sf::io::any_tokenizer& tok, const char* name) {
   static sf::params<C> p;
   static sf::params<C, sf::int8> q;
   const bool stored_int8 = sf_gen::is_int8(f), int8 = stored_int8 || r.int8;
@@ -162,32 +257,13 @@ int export_config(const sf::io::file& f, const request& r, const sf::char_tokeni
     << " weights, " << (int8 ? sizeof(q) : sizeof(p)) << " bytes of constant data.\n"
     << "//   static sf::decoder<" << r.ns << "::config" << (int8 ? ", sf::int8" : "") << "> dec;\n"
     << "//   dec.use(" << r.ns << "::weights_for<" << r.ns << "::config>());   // read in place, from flash\n"
-    << "#pragma once\n#include <bit>\n#include <cstddef>\n\n#include \"staticformer/params.hpp\"\n"
+    << "#pragma once\n#include <bit>\n#include <cstddef>\n"
+    << (tok.is_bpe() ? "#include <cstdint>\n#include <span>\n" : "") << "\n"
+    << (tok.is_bpe() ? "#include \"staticformer/bpe.hpp\"\n" : "") << "#include \"staticformer/params.hpp\"\n"
     << (int8 ? "#include \"staticformer/quantize.hpp\"\n" : "") << "\nnamespace " << r.ns << " {\n\n"
-    << "inline constexpr sf::arch config" << config_literal(C) << ";\n\n"
-    << "// The character tokenizer: token id i is the byte vocab[i].\n"
-    << "inline constexpr std::size_t vocab_size = " << tok.size() << ";\n"
-    << "inline constexpr unsigned char vocab[" << tok.size() << "] = ";
-  std::vector<int> bytes;
-  for (std::size_t i = 0; i < tok.size(); ++i) bytes.push_back(tok.byte(static_cast<std::int32_t>(i)));
-  put_array(o, bytes.data(), bytes.size());
-  // The pieces, through the tokenizer interface (sf::tokenizer): what a token prints, any length.
-  std::vector<long> offsets{0}, piece_bytes;
-  std::size_t longest = 0;
-  for (std::size_t i = 0; i < tok.size(); ++i) {
-    const std::string_view piece = tok.piece(static_cast<std::int32_t>(i));
-    for (const char c : piece) piece_bytes.push_back(static_cast<unsigned char>(c));
-    offsets.push_back(static_cast<long>(piece_bytes.size()));
-    longest = std::max(longest, piece.size());
-  }
-  o << ";\n\n// The pieces: token id i prints the bytes piece_bytes[piece_offsets[i] .. piece_offsets[i + 1])\n"
-    << "// (one for a character tokenizer; any number for others); the longest has max_piece_bytes.\n"
-    << "inline constexpr std::size_t max_piece_bytes = " << longest << ";\n"
-    << "inline constexpr unsigned piece_offsets[" << offsets.size() << "] = ";
-  put_array(o, offsets.data(), offsets.size());
-  o << ";\ninline constexpr unsigned char piece_bytes[" << piece_bytes.size() << "] = ";
-  put_array(o, piece_bytes.data(), piece_bytes.size());
-  o << ";\n\nusing weights_type = sf::params<config" << (int8 ? ", sf::int8" : "") << ">;\n"
+    << "inline constexpr sf::arch config" << config_literal(C) << ";\n\n";
+  put_tokenizer(o, r, tok);
+  o << "\nusing weights_type = sf::params<config" << (int8 ? ", sf::int8" : "") << ">;\n"
     << "// (The initializer names the members that exist; the absent ones, sf::none, are left out.)\n"
     << "#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Wmissing-field-initializers\"\n"
     << "alignas(64) inline constexpr weights_type weights = ";
@@ -201,8 +277,8 @@ int export_config(const sf::io::file& f, const request& r, const sf::char_tokeni
     << r.ns << "::config\");\n  return weights;\n}\n\n}  // namespace " << r.ns << "\n";
   o.close();
   if (!o) return fail("cannot write '" + r.output + "'");
-  std::fprintf(stderr, "%s: wrote %s (%s, %s weights)\n", program, r.output.c_str(), name,
-               int8 ? "int8" : "float");
+  std::fprintf(stderr, "%s: wrote %s (%s, %s weights%s)\n", program, r.output.c_str(), name,
+               int8 ? "int8" : "float", tok.is_bpe() ? ", BPE tokenizer" : "");
   return 0;
 }
 

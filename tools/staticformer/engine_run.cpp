@@ -296,10 +296,7 @@ int export_header(int argc, char** argv) {
   if (!f) return fail("export", f.message());
   sf::io::any_tokenizer tok;
   if (const std::string e = sf_gen::read_tokenizer(*f, r.input, arch.V, tok); !e.empty()) return fail("export", e);
-  if (!tok.chars())
-    return fail("export", r.input + ": its tokenizer is a BPE one (metadata 'tokenizer.bpe'); the header holds a "
-                          "character tokenizer's vocabulary only");
-  return sf_export::export_config<arch>(*f, r, *tok.chars(), arch_name().c_str());
+  return sf_export::export_config<arch>(*f, r, tok, arch_name().c_str());  // (a character or a BPE tokenizer)
 }
 
 int convert(int argc, char** argv) {
