@@ -4,32 +4,8 @@
 #
 #   cmake -S firmware -B build-m4 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-cortex-m4.cmake ...
 #
-# Flags: -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 everywhere; C++ without
-# exceptions and RTTI; -ffunction-sections -fdata-sections so that the linker (--gc-sections)
-# keeps only what is reachable; newlib-nano (--specs=nano.specs) for memcpy, memset and sqrtf;
-# no C runtime start files (the program brings its own vector table and reset handler).
-set(CMAKE_SYSTEM_NAME Generic)
-set(CMAKE_SYSTEM_PROCESSOR arm)
-
-set(SF_ARM_PREFIX arm-none-eabi- CACHE STRING "prefix of the cross tools (arm-none-eabi-)")
-set(CMAKE_C_COMPILER ${SF_ARM_PREFIX}gcc)
-set(CMAKE_CXX_COMPILER ${SF_ARM_PREFIX}g++)
-set(CMAKE_ASM_COMPILER ${SF_ARM_PREFIX}gcc)
-set(CMAKE_OBJCOPY ${SF_ARM_PREFIX}objcopy CACHE FILEPATH "")
-set(CMAKE_SIZE ${SF_ARM_PREFIX}size CACHE FILEPATH "")
-set(CMAKE_NM ${SF_ARM_PREFIX}nm CACHE FILEPATH "")
-
-# Compiler checks link nothing (there is no startup code yet when CMake tests the compiler).
-set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
-
-set(SF_CORTEX_M4_FLAGS "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16")
-set(CMAKE_C_FLAGS_INIT "${SF_CORTEX_M4_FLAGS} -ffunction-sections -fdata-sections")
-set(CMAKE_CXX_FLAGS_INIT "${SF_CORTEX_M4_FLAGS} -ffunction-sections -fdata-sections -fno-exceptions -fno-rtti -fno-threadsafe-statics")
-set(CMAKE_ASM_FLAGS_INIT "${SF_CORTEX_M4_FLAGS}")
-set(CMAKE_EXE_LINKER_FLAGS_INIT "${SF_CORTEX_M4_FLAGS} --specs=nano.specs -nostartfiles -Wl,--gc-sections")
-
-# Headers and libraries come from the cross toolchain; programs (the host's) from the host.
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# Flags: -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 everywhere; the rest is
+# cmake/toolchain-cortex-m.cmake's (C++ without exceptions and RTTI, sections collected by the
+# linker, newlib-nano, no C runtime start files).
+set(SF_CORTEX_M_FLAGS "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16")
+include("${CMAKE_CURRENT_LIST_DIR}/toolchain-cortex-m.cmake")

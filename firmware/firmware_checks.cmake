@@ -1,15 +1,7 @@
 # What the firmware tests share (firmware/firmware_test.cmake, firmware/firmware_llama_test.cmake):
 # running a program, and the checks of a firmware ELF.
 
-# Runs the command ARGN; its exit status must be expect_rc. Sets out_var (stdout) and out_var_err.
-function(run out_var expect_rc)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL expect_rc)
-    message(FATAL_ERROR "${ARGN}\nexited with ${rc} (expected ${expect_rc})\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-  set(${out_var}_err "${err}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../tools/test_helpers.cmake")  # run
 
 # The checks of a firmware ELF (NM: arm-none-eabi-nm, SIZE: arm-none-eabi-size): no allocation
 # function, no double-precision helper, and each of the constant symbols in ARGN (regular
@@ -54,4 +46,21 @@ function(check_firmware_elf name elf)
   set(elf_text ${CMAKE_MATCH_1} PARENT_SCOPE)
   set(elf_data ${CMAKE_MATCH_2} PARENT_SCOPE)
   set(elf_bss ${CMAKE_MATCH_3} PARENT_SCOPE)
+endfunction()
+
+# A firmware built with -DSF_FIRMWARE_HEAP_PROBE=ON (a program that calls malloc) must fail to link:
+# --wrap leaves __wrap_malloc undefined. Reads the caller's build_rc and build_log (build_firmware).
+function(expect_heap_probe_refused)
+  if(build_rc EQUAL 0)
+    message(FATAL_ERROR "a firmware that calls malloc linked")
+  endif()
+  if(NOT build_log MATCHES "undefined reference to `__wrap_malloc'")
+    message(FATAL_ERROR "heap probe: not the expected link error:\n${build_log}")
+  endif()
+endfunction()
+
+# Writes the caller's `summary` to WORK/summary.txt and prints it.
+function(write_summary)
+  file(WRITE "${WORK}/summary.txt" "${summary}")
+  message(STATUS "\n${summary}")
 endfunction()

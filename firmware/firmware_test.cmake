@@ -20,7 +20,7 @@ set(tokens 100)
 set(prompt "ROMEO:")
 set(toolchain "${SOURCE}/cmake/toolchain-cortex-m4.cmake")
 
-include("${CMAKE_CURRENT_LIST_DIR}/firmware_checks.cmake")  # run, check_firmware_elf
+include("${CMAKE_CURRENT_LIST_DIR}/firmware_checks.cmake")  # run, check_firmware_elf, expect_heap_probe_refused, write_summary
 
 # Configures and builds the firmware for `header` in `dir`; extra arguments go to the configure.
 # Sets build_rc and build_log in the caller.
@@ -126,12 +126,6 @@ if(NOT build_log MATCHES "exceeds the RAM budget SF_RAM_BUDGET" OR NOT build_log
 endif()
 # A program that allocates: the link fails (--wrap leaves __wrap_malloc undefined).
 build_firmware("${WORK}/fw-heap" "${WORK}/llama-int8.hpp" -DSF_FIRMWARE_HEAP_PROBE=ON)
-if(build_rc EQUAL 0)
-  message(FATAL_ERROR "a firmware that calls malloc linked")
-endif()
-if(NOT build_log MATCHES "undefined reference to `__wrap_malloc'")
-  message(FATAL_ERROR "heap probe: not the expected link error:\n${build_log}")
-endif()
+expect_heap_probe_refused()
 
-file(WRITE "${WORK}/summary.txt" "${summary}")
-message(STATUS "\n${summary}")
+write_summary()

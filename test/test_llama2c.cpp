@@ -21,6 +21,7 @@
 
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors.hpp"
+#include "staticformer/quantize.hpp"
 
 namespace {
 
@@ -255,6 +256,71 @@ TEST(Llama2c, CheckpointRoundTrip) {
     EXPECT_TRUE(same_but_rope(read_bytes(out), read_bytes(data_dir + name + ".v0.bin"), v1.arch));
   }
   std::filesystem::remove_all(dir);
+}
+
+// A version 2 file as the int8 checkpoint (llama2c_int8_checkpoint_bytes): the checkpoint loads into
+// sf::params<A, sf::int8> (load_quantized's checks), its int8 values are the file's, and every
+// weight it stands for (value × scale) is the file's dequantized weight exactly — for group size 32
+// (copied) and 64 (each group's scale on both its halves).
+template <sf::arch A>
+void check_int8_checkpoint(const std::string& file) {
+  SCOPED_TRACE(file);
+  const io::llama2c_model m = read_ok(file);
+  ASSERT_EQ(m.arch, A);
+  auto bytes = io::llama2c_int8_checkpoint_bytes(m);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.message();
+  auto f = io::file::parse(std::move(*bytes), file);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_TRUE(io::is_quantized(*f));
+  static sf::params<A, sf::int8> q;
+  static sf::params<A> p;
+  ASSERT_TRUE(io::load_quantized<A>(*f, q).is_ok());
+  for (const io::llama2c_q8& g : m.quantized) {  // the int8 values as they are in the file
+    const io::tensor_info* t = f->find(g.name + ".q8");
+    ASSERT_NE(t, nullptr) << g.name;
+    ASSERT_EQ(f->data(*t).size(), g.q.size()) << g.name;
+    EXPECT_EQ(std::memcmp(f->data(*t).data(), g.q.data(), g.q.size()), 0) << g.name;
+  }
+  sf::dequantize(p, q);
+  std::size_t leaves = 0;
+  sf::visit(
+      [&](const sf::param_name& n, const auto& leaf) {
+        const std::string name(n.c_str(), n.size());
+        const io::llama2c_tensor* t = m.find(name);
+        ASSERT_NE(t, nullptr) << name;
+        ASSERT_EQ(t->values.size(), leaf.size) << name;
+        EXPECT_TRUE(std::equal(t->values.begin(), t->values.end(), leaf.data())) << name;
+        ++leaves;
+      },
+      p);
+  EXPECT_EQ(leaves, m.tensors.size());
+}
+
+TEST(Llama2c, Version2IsTheInt8CheckpointAsItIs) {
+  constexpr sf::arch base{.ffn = sf::ffn_kind::gated, .norm = sf::norm_kind::rmsnorm, .position = sf::position_kind::rope,
+                          .activation = sf::activation_kind::silu, .bias = false};
+  constexpr sf::arch mha_shared = [&] {
+    sf::arch a = base;
+    a.V = 96, a.T = 64, a.D = 64, a.H = 8, a.L = 2, a.F = 64, a.tied = true;
+    return a;
+  }();
+  constexpr sf::arch gqa_q8 = [&] {
+    sf::arch a = base;
+    a.V = 64, a.T = 64, a.D = 64, a.H = 8, a.kv_heads = 4, a.L = 3, a.F = 128, a.tied = false;
+    return a;
+  }();
+  check_int8_checkpoint<mha_shared>("mha_shared.v2_gs32.bin");
+  check_int8_checkpoint<mha_shared>("mha_shared.v2_gs64.bin");
+  check_int8_checkpoint<gqa_q8>("gqa_unshared_q8.v2_gs64.bin");
+  // Float files, and groups that are not a multiple of 32, are refused (quantize the floats instead).
+  auto v1 = io::llama2c_int8_checkpoint_bytes(read_ok("mha_shared.v1.bin"));
+  ASSERT_FALSE(v1.is_ok());
+  EXPECT_NE(std::string(v1.message()).find("float weights, not Q8_0 groups"), std::string::npos) << v1.message();
+  io::llama2c_model m = read_ok("mha_shared.v2_gs32.bin");
+  m.group_size = 16;
+  auto g16 = io::llama2c_int8_checkpoint_bytes(m);
+  ASSERT_FALSE(g16.is_ok());
+  EXPECT_NE(std::string(g16.message()).find("groups of 16 are not a multiple of 32"), std::string::npos) << g16.message();
 }
 
 TEST(Llama2c, RefusesArchitecturesItCannotHold) {

@@ -11,7 +11,7 @@
 # byte what `staticformer run` of the version-0 file with -z prints (the text run.c prints for it:
 # tool_staticformer_bpe_runc checks that with run.c itself when one is given) — greedy, sampled,
 # -n 0 and an empty prompt; the version-1 file and the int8 checkpoint (convert --int8, which keeps the
-# tokenizer) too. `export` writes the checkpoint as a C++ header with the tokenizer's tables:
+# tokenizer) too; version-2 files run on the int8 decoder. `export` writes the checkpoint as a C++ header with the tokenizer's tables:
 # tools/export/check.cpp, built against it, finds the checkpoint's weights and tokenizer.bin in it and
 # prints `staticformer run`'s greedy text from it (the prompt encoded by the header's tokenizer).
 # Then the refusals: a vocabulary that is not the tokenizer's, a file that is not a tokenizer.bin
@@ -23,7 +23,7 @@ cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_match
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/edit_safetensors_header.cmake")  # sf_edit_header
 
 function(sf_ok)
@@ -35,11 +35,6 @@ function(sf_ok)
   message(STATUS "ok: staticformer ${shown}")
   set(sf_out "${sf_out}" PARENT_SCOPE)
   set(sf_err "${sf_err}" PARENT_SCOPE)
-endfunction()
-function(expect_match what text regex)
-  if(NOT text MATCHES "${regex}")
-    message(FATAL_ERROR "${what}: does not match '${regex}':\n${text}")
-  endif()
 endfunction()
 
 set(tok512 "${DATA}/bpe/tok512.bin")
@@ -123,6 +118,20 @@ sf_ok(run "${model}" --int8 -t 0 -n 64 -i "ROMEO:" -q)
 if(NOT sf_out STREQUAL int8_text OR NOT int8_text MATCHES "^ROMEO:")
   message(FATAL_ERROR "the int8 checkpoint and --int8 differ:\n${int8_text}\n---\n${sf_out}")
 endif()
+
+# llama2.c's version 2 (Q8_0) runs on the int8 decoder: groups of 32 as they are in the file (the
+# weights are export.py's quantization, not convert --int8's), groups of 8 requantized in groups of 32.
+sf_ok(convert "${model}" -o "${WORK}/m.v2.bin" --llama2c 2 --group-size 32)
+sf_ok(run "${WORK}/m.v2.bin" -z "${tok512}" -t 0 -n 64 -i "ROMEO:")
+expect_match("run m.v2.bin" "${sf_err}" "; int8 weights, ")
+expect_match("run m.v2.bin" "${sf_out}" "^ROMEO:")
+if(sf_err MATCHES "requantized")
+  message(FATAL_ERROR "run m.v2.bin (groups of 32): requantized:\n${sf_err}")
+endif()
+sf_ok(convert "${model}" -o "${WORK}/m.v2g8.bin" --llama2c 2 --group-size 8)
+sf_ok(run "${WORK}/m.v2g8.bin" -z "${tok512}" -t 0 -n 64 -i "ROMEO:")
+expect_match("run m.v2g8.bin" "${sf_err}" "m.v2g8.bin: Q8_0 groups of 8 requantized in groups of 32 \\(staticformer's int8\\)")
+expect_match("run m.v2g8.bin" "${sf_err}" "; int8 weights, ")
 
 # export: a C++ header with the weights and the tokenizer's tables; greedy text from it (check.cpp,
 # built with the project's compiler and flags) is `staticformer run`'s.

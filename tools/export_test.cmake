@@ -21,14 +21,7 @@ foreach(d IN LISTS includes)
   endif()
 endforeach()
 
-function(run out_var expect_rc)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL expect_rc)
-    message(FATAL_ERROR "${ARGN}\nexited with ${rc} (expected ${expect_rc})\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-  set(${out_var}_err "${err}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # run
 
 run(t 0 "${TRAIN}" --steps 60 --no-plot --sample 0 --seconds 3600 --eval-batches 2 --seed 3 --out "${WORK}/run")
 set(ckpt "${WORK}/run/model.safetensors")

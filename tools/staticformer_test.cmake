@@ -14,7 +14,7 @@ file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
 
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_match
 # A run that must succeed; `compiles` YES: it must say it compiles an executable, NO: it must not.
 function(sf_ok compiles)
   sf(${ARGN})
@@ -30,11 +30,6 @@ function(sf_ok compiles)
   message(STATUS "ok: staticformer ${ARGN}")
   set(sf_out "${sf_out}" PARENT_SCOPE)
   set(sf_err "${sf_err}" PARENT_SCOPE)
-endfunction()
-function(expect_match what text regex)
-  if(NOT text MATCHES "${regex}")
-    message(FATAL_ERROR "${what}: does not match '${regex}':\n${text}")
-  endif()
 endfunction()
 
 set(shape "\"vocab\": 65, \"norm\": \"layernorm\", \"position\": \"learned\", \"activation\": \"gelu_tanh\", \"tied\": true, \"bias\": true, \"norm_eps\": 1e-5")

@@ -1,5 +1,5 @@
-# Helpers of the tests of the `staticformer` command (tools/staticformer_test.cmake,
-# tools/run_test.cmake): include() it after setting STATICFORMER, the program to run.
+# Helpers of the tests run as CMake scripts (the `staticformer` command's, tools/*_test.cmake, and
+# the firmware's, firmware/firmware_checks.cmake): include() it; sf and sf_error run STATICFORMER.
 
 # Runs staticformer ARGN; sets sf_rc, sf_out, sf_err. Where the caller sets sf_timeout (seconds),
 # a run that takes longer is stopped and sf_rc says so (it equals no exit status).
@@ -27,4 +27,21 @@ function(sf_error status regex)
   message(STATUS "ok (refused): staticformer ${ARGN}\n  ${sf_err}")
   set(sf_out "${sf_out}" PARENT_SCOPE)
   set(sf_err "${sf_err}" PARENT_SCOPE)
+endfunction()
+
+# Runs the command ARGN; its exit status must be expect_rc. Sets out_var (stdout) and out_var_err.
+function(run out_var expect_rc)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL expect_rc)
+    message(FATAL_ERROR "${ARGN}\nexited with ${rc} (expected ${expect_rc})\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+  set(${out_var}_err "${err}" PARENT_SCOPE)
+endfunction()
+
+# `text` must match `regex`; else the test fails naming `what`.
+function(expect_match what text regex)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "${what}: does not match '${regex}':\n${text}")
+  endif()
 endfunction()

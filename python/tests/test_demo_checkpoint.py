@@ -2,19 +2,22 @@
 into PyTorch gives staticformer-run's logits.
 
     /usr/bin/python3 python/tests/test_demo_checkpoint.py --train build/examples/train \\
-        --runner build/tools/staticformer-run [-v]
+        --runner build/tools/staticformer-run --staticformer build/tools/staticformer [-v]
 
 Trains 200 steps with examples/train (about a second), then:
   * staticformer.load(model.safetensors) -> StaticformerLM; its logits on 4 x 64 tokens of the corpus,
     encoded with the checkpoint's own tokenizer, against staticformer-run's on the same batch;
   * to-torch --to hf-gpt2: the Hugging Face GPT-2 module (Conv1D, gelu_new) loaded from that
     directory gives the same logits; convert --from hf-gpt2 back gives the same tensors, bit for bit;
-  * to-torch (staticformer's .pt) and back: the same tensors and metadata.
+  * to-torch (staticformer's .pt) and back: the same tensors and metadata;
+  * `staticformer run --eval` (the mean loss of a text through the KV-cache decoder, in windows of
+    T tokens that overlap by one) against PyTorch's cross-entropy over the same windows.
 Printed: the largest |PyTorch - staticformer| of each, and PyTorch float32 - float64 for scale.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -26,7 +29,7 @@ import torch
 from common import CORPUS, cli, max_abs, run_staticformer, sf
 from reference_models import HFGPT2
 
-TRAIN = RUNNER = None
+TRAIN = RUNNER = STATICFORMER = None
 
 
 class DemoCheckpoint(unittest.TestCase):
@@ -118,12 +121,43 @@ class DemoCheckpoint(unittest.TestCase):
         logits, _ = run_staticformer(RUNNER, back, self.tokens, self.dir, "back2")
         self.assertTrue(np.array_equal(logits, self.sf_logits))
 
+    def test_eval_loss(self):
+        # 1000 characters of the corpus: windows of T = 64 tokens starting every 63, each predicting
+        # the 63 after its first (the last window shorter): every token but the first predicted once.
+        with open(CORPUS, "rb") as f:
+            text = f.read()[200000:201000]
+        path = os.path.join(self.dir, "eval.txt")
+        with open(path, "wb") as f:
+            f.write(text)
+        r = subprocess.run([STATICFORMER, "run", self.ckpt, "--eval", path, "-q"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        m = re.search(r"loss ([0-9.]+) \(perplexity [0-9.]+\) over ([0-9]+) tokens predicted in windows of 64 "
+                      r"\(float weights", r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        ids = torch.tensor(sf.CharTokenizer.of(self.model).encode(text))
+        T, total, n = 64, 0.0, 0
+        with torch.no_grad():
+            m64 = self.model.double()
+            for start in range(0, len(ids) - 1, T - 1):
+                x = ids[start:start + T]
+                logits = m64(x[None])[0]
+                total += torch.nn.functional.cross_entropy(logits[:-1], x[1:], reduction="sum").item()
+                n += len(x) - 1
+        self.model.float()
+        print(f"  staticformer run --eval: loss {m.group(1)} over {m.group(2)} tokens; PyTorch float64 "
+              f"{total / n:.6f} over {n}", file=sys.stderr)
+        self.assertEqual(int(m.group(2)), n)
+        self.assertEqual(n, len(text) - 1)
+        self.assertAlmostEqual(float(m.group(1)), total / n, delta=1e-5)
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--train", required=True, help="the examples/train program")
     ap.add_argument("--runner", required=True, help="the staticformer-run program")
+    ap.add_argument("--staticformer", required=True, help="the staticformer command")
     args, rest = ap.parse_known_args()
     TRAIN, RUNNER = os.path.abspath(args.train), os.path.abspath(args.runner)
+    STATICFORMER = os.path.abspath(args.staticformer)
     prog = unittest.main(argv=[sys.argv[0]] + rest, exit=False)
     sys.exit(0 if prog.result.wasSuccessful() else 1)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "staticformer/io/config_codec.hpp"
+#include "staticformer/io/quantized.hpp"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
@@ -614,6 +615,45 @@ result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, 
       return detail::fail({"llama2.c: tensor '", name, "': expected shape ", to_string(shape), ", found ",
                            to_string(t->shape)});
     w.add(name, t->values, shape);
+  }
+  return w.serialize();
+}
+
+result<std::vector<std::byte>> llama2c_int8_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {
+  if (sf::status s = llama2c_check_arch(m.arch); !s) return s;
+  constexpr std::size_t G = 32;  // staticformer's group (kernels/q8.hpp)
+  if (m.quantized.empty() || m.group_size == 0)
+    return detail::fail({"llama2.c: a version ", num(static_cast<std::size_t>(m.version)),
+                         " file holds float weights, not Q8_0 groups (version 2)"});
+  if (m.group_size % G != 0)
+    return detail::fail({"llama2.c: Q8_0 groups of ", num(m.group_size), " are not a multiple of ", num(G),
+                         " (staticformer's int8 groups): quantize the float weights instead"});
+  writer w;
+  if (sf::status s = detail::set_quantized_metadata(w, m.arch, extra); !s) return s;
+  try {
+    for (const auto& [name, shape] : llama2c_tensor_shapes(m.arch)) {
+      if (shape.size() == 1) {  // a norm's weights: float
+        const llama2c_tensor* t = m.find(name);
+        if (!t || t->shape != shape) return detail::fail({"llama2.c: missing tensor '", name, "' of shape ", to_string(shape)});
+        w.add(name, t->values, shape);
+        continue;
+      }
+      // A matrix: q is llama2.c's [out, in] = staticformer's (N, K) (a table (V, D): N = V, K = D).
+      const llama2c_q8* q = m.find_q8(name);
+      const std::size_t N = q ? q->rows : 0, K = q ? q->cols : 0;
+      if (!q || N * K != shape[0] * shape[1] || q->q.size() != N * K || K % m.group_size != 0 ||
+          q->scales.size() != N * K / m.group_size)
+        return detail::fail({"llama2.c: matrix '", name, "' has no Q8_0 groups of ", num(m.group_size), " for shape ",
+                             to_string(shape)});
+      const std::size_t groups = (K + G - 1) / G;  // (K is a multiple of group_size, so of 32)
+      std::vector<float> scales(N * groups);
+      for (std::size_t n = 0; n < N; ++n)
+        for (std::size_t g = 0; g < groups; ++g) scales[n * groups + g] = q->scales[(n * K + g * G) / m.group_size];
+      w.add(name + ".q8", dtype::I8, {N, K}, q->q.data());
+      w.add(name + ".scale", dtype::F32, {N, groups}, scales.data());
+    }
+  } catch (const std::bad_alloc&) {
+    return detail::fail({"llama2.c: out of memory"});
   }
   return w.serialize();
 }

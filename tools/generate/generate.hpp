@@ -40,10 +40,13 @@ struct job {
   double load_seconds = 0;             // reading the file (for the statistics line)
   const char* program = "staticformer run";  // the name that starts the program's messages
   bool runc_stats = false;             // also "achieved tok/s: X" on stderr, as llama2.c's run.c prints it
+  std::string eval_path;               // --eval FILE: score its text instead of generating ("": generate)
+  std::vector<std::int32_t> eval;      // its tokens (at least 2 when eval_path is given)
 };
 
 // Loads the weights of configuration C from `f` (float, or int8 when sf::io::is_quantized),
-// quantizes or saves as asked, and streams the generated text to stdout. Returns the exit
+// quantizes or saves as asked, and streams the generated text to stdout (or, with j.eval, prints
+// the mean loss of those tokens through the decoder). Returns the exit
 // status; an error is one line on stderr.
 template <sf::config C, class Tok>
 int run(const sf::io::file& f, const job<Tok>& j, const char* config_name);

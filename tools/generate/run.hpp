@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -119,6 +120,39 @@ int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* confi
   return 0;
 }
 
+// --eval: the mean cross-entropy (nats) of j.eval's tokens through the decoder, each predicted
+// from those before it in windows of T tokens (window k: tokens k(T-1) .. k(T-1)+T-1, so every
+// token but the first is predicted once, with up to T-1 before it), as examples/train measures
+// its validation loss; printed with the perplexity, the count and the weights.
+template <sf::config C, class W, class Tok>
+int evaluate(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name) {
+  static sf::decoder<C, W> dec;
+  dec.use(weights);
+  const std::size_t n = j.eval.size();
+  double sum = 0;
+  std::size_t scored = 0;
+  const auto t0 = clock_type::now();
+  for (std::size_t start = 0; start + 1 < n; start += C.T - 1) {
+    dec.reset(0);
+    const std::size_t end = std::min(n, start + C.T);  // the window: tokens [start, end)
+    for (std::size_t t = start; t + 1 < end; ++t) {
+      if (sf::status s = dec.step(0, j.eval[t]); !s) return fail(j, j.path, s.message());
+      const float* l = dec.logits(0);  // -log softmax(l)[next], in double
+      double m = l[0], z = 0;
+      for (std::size_t v = 1; v < C.V; ++v) m = std::max(m, static_cast<double>(l[v]));
+      for (std::size_t v = 0; v < C.V; ++v) z += std::exp(static_cast<double>(l[v]) - m);
+      sum += m + std::log(z) - static_cast<double>(l[j.eval[t + 1]]);
+      ++scored;
+    }
+  }
+  const double loss = sum / static_cast<double>(scored);
+  std::printf("%s: loss %.6f (perplexity %.4f) over %zu tokens predicted in windows of %zu (%s weights, %s)\n",
+              j.eval_path.c_str(), loss, std::exp(loss), scored, C.T, dec.int8_weights ? "int8" : "float",
+              config_name);
+  if (!j.quiet) std::fprintf(stderr, "%s: --eval in %.3g s\n", j.program, seconds_since(t0));
+  return std::fflush(stdout) == 0 ? 0 : fail(j, "stdout", "cannot write");
+}
+
 }  // namespace detail
 
 template <sf::config C, class Tok>
@@ -143,6 +177,8 @@ int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
     if (!j.quiet) std::fprintf(stderr, "%s: saved %s (int8 weights)\n", j.program, j.save_int8.c_str());
     if (j.tokens == 0) return 0;
   }
+  if (!j.eval.empty())
+    return int8 ? detail::evaluate<C>(q, j, config_name) : detail::evaluate<C>(p, j, config_name);
   return int8 ? detail::decode<C>(q, j, config_name, load_seconds) : detail::decode<C>(p, j, config_name, load_seconds);
 }
 

@@ -2,6 +2,7 @@
 //
 //   run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT] [-z TOKENIZER] [-m generate] [--int8] [-q]
 //       [--tokens N] [--top-k K] [--sampler llama2c|staticformer] [--save-int8 PATH] [--no-echo]
+//       [--eval FILE]
 //   export MODEL -o HEADER [--int8] [--namespace NAME]
 //   convert MODEL -o OUT --int8          (--llama2c VERSION: done by `staticformer` itself, main.cpp)
 //
@@ -18,8 +19,9 @@
 // Beyond run.c: --tokens N (generate N tokens, whatever the prompt's length), --sampler staticformer
 // (the library's own recipe, sf::sampler's default), --top-k K (K > 0: the library's recipe, which has it),
 // --save-int8 PATH (write the int8 checkpoint; with --tokens 0 only that), --no-echo (do not print
-// the prompt), and the long names --prompt, --temperature, --top-p, --seed, --steps (also as
-// --name=value).
+// the prompt), --eval FILE (print the mean loss of the file's text through the decoder, in windows
+// of the context length, instead of generating: float and --int8 weights compared on one text), and
+// the long names --prompt, --temperature, --top-p, --seed, --steps (also as --name=value).
 // The generation itself is tools/generate/run.hpp; export writes the header of
 // tools/export/header.hpp; convert writes the int8 checkpoint.
 #include <cerrno>
@@ -27,6 +29,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,6 +68,15 @@ std::string shown(unsigned char b) {
   return buf;
 }
 
+// --eval FILE's text; "" or what went wrong.
+std::string read_eval_text(const std::string& path, std::string& text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "--eval: cannot open '" + path + "'";
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) return "--eval: cannot read '" + path + "'";
+  return {};
+}
+
 // The name of the architecture in messages: a known shape's, else its description.
 std::string arch_name() {
   for (const sf::configs::named& k : sf::configs::known)
@@ -85,6 +98,7 @@ sf_gen::job<Tok> with_tokenizer(const sf_gen::job<>& options, Tok tok) {
   j.quiet = options.quiet;
   j.program = options.program;
   j.runc_stats = options.runc_stats;
+  j.eval_path = options.eval_path;
   return j;
 }
 
@@ -97,6 +111,12 @@ sf_gen::job<Tok> with_tokenizer(const sf_gen::job<>& options, Tok tok) {
 int run_bpe(const sf::io::file& f, sf_gen::job<sf::io::tokenizer_bin>& j, const std::string& prompt, long long steps,
             long long tokens, std::chrono::steady_clock::time_point t0) {
   if (sf::status s = j.tokenizer.encode(prompt, j.prompt); !s) return fail("run", std::string("-i: ") + s.message());
+  if (!j.eval_path.empty()) {  // --eval: the file's text as run.c encodes a prompt (BOS first)
+    std::string text;
+    if (std::string e = read_eval_text(j.eval_path, text); !e.empty()) return fail("run", e);
+    if (sf::status s = j.tokenizer.encode(text, j.eval); !s) return fail("run", "--eval " + j.eval_path + ": " + s.message());
+    if (j.eval.size() < 2) return fail("run", "--eval " + j.eval_path + ": fewer than 2 tokens");
+  }
   const std::size_t positions = steps == 0 ? arch.T : static_cast<std::size_t>(steps), printed = j.prompt.size() - 1;
   j.tokens = tokens >= 0 ? static_cast<std::size_t>(tokens) : positions > printed ? positions - printed : 0;
   if (tokens < 0 && positions < printed) j.prompt.resize(positions + 1);  // run.c prints the first -n of a longer prompt
@@ -107,7 +127,8 @@ int run_bpe(const sf::io::file& f, sf_gen::job<sf::io::tokenizer_bin>& j, const 
 
 // `run` for llama2.c's model file (versions 0, 1, 2: sf::io::read_llama2c) with its tokenizer.bin
 // (run_bpe). The model goes through the checkpoint path in memory, so the generation is the same
-// code as a checkpoint's (tools/generate/run.hpp).
+// code as a checkpoint's (tools/generate/run.hpp): versions 0 and 1 as a float checkpoint (--int8
+// quantizes it), version 2 on the int8 decoder, as runq.c runs it.
 int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path,
                 long long steps, long long tokens) {
   if (!options.save_int8.empty())
@@ -121,8 +142,20 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
   sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_path, arch.V);
   if (!t) return fail("run", "-z " + tokenizer_path + ": " + t.message());
   sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(*t));
-  sf::io::result<std::vector<std::byte>> bytes = sf::io::llama2c_checkpoint_bytes(*m);  // the model as a checkpoint
+  // The model as a checkpoint: a version 2 file's Q8_0 groups as the int8 checkpoint (the int8
+  // decoder, the file's own int8 values); groups that are not a multiple of 32 (e.g. 4, what
+  // export.py picks for a hidden width of 172) are requantized in groups of 32 from their values.
+  const bool q8_as_is = m->version == 2 && m->group_size % 32 == 0;
+  if (m->version == 2 && !q8_as_is) {
+    j.int8 = true;
+    if (!j.quiet)
+      std::fprintf(stderr, "%s: %s: Q8_0 groups of %zu requantized in groups of 32 (staticformer's int8)\n",
+                   j.program, options.path.c_str(), m->group_size);
+  }
+  sf::io::result<std::vector<std::byte>> bytes =
+      q8_as_is ? sf::io::llama2c_int8_checkpoint_bytes(*m) : sf::io::llama2c_checkpoint_bytes(*m);
   if (!bytes) return fail("run", bytes.message());
+  m->quantized = {};
   m->tensors = {};  // (the tensors are in `bytes` now)
   sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
   if (!f) return fail("run", f.message());
@@ -168,7 +201,7 @@ int run(int argc, char** argv) {
       continue;
     }
     const bool valued = (a.size() == 2 && a[0] == '-' && a[1] != '-') || a == "--tokens" || a == "--top-k" ||
-                        a == "--save-int8" || a == "--sampler";
+                        a == "--save-int8" || a == "--sampler" || a == "--eval";
     if (valued) {
       if (!inline_value && i + 1 >= argc) return fail("run", a + " needs a value", 2);
       const char* v = inline_value ? inline_value : argv[++i];
@@ -193,6 +226,9 @@ int run(int argc, char** argv) {
         if (recipe != "llama2c" && recipe != "staticformer")
           return fail("run", a + ": '" + recipe + "' is not llama2c (run.c's recipe, the default) or staticformer",
                       2);
+      } else if (a == "--eval") {
+        j.eval_path = v;
+        if (j.eval_path.empty()) return fail("run", a + ": the path is empty", 2);
       } else if (a == "--save-int8") {
         j.save_int8 = v;
         if (j.save_int8.empty()) return fail("run", a + ": the path is empty", 2);
@@ -261,6 +297,16 @@ int run(int argc, char** argv) {
     j.echo = false;
   } else if (sf::status s = j.tokenizer.encode(prompt, j.prompt); !s) {
     return fail("run", std::string("-i: ") + s.message());
+  }
+  if (!j.eval_path.empty()) {  // --eval: the file's characters, each in the vocabulary
+    std::string text;
+    if (std::string e = read_eval_text(j.eval_path, text); !e.empty()) return fail("run", e);
+    for (std::size_t i = 0; i < text.size(); ++i)
+      if (!j.tokenizer.contains(static_cast<unsigned char>(text[i])))
+        return fail("run", "--eval " + j.eval_path + ": the character " + shown(static_cast<unsigned char>(text[i])) +
+                               " at offset " + std::to_string(i) + " is not in the checkpoint's vocabulary");
+    if (sf::status s = j.tokenizer.encode(text, j.eval); !s) return fail("run", "--eval " + j.eval_path + ": " + s.message());
+    if (j.eval.size() < 2) return fail("run", "--eval " + j.eval_path + ": fewer than 2 tokens");
   }
   // -n counts positions, the prompt's included (run.c); --tokens counts the generated tokens.
   const std::size_t positions = steps == 0 ? arch.T : static_cast<std::size_t>(steps);

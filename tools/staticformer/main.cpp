@@ -89,7 +89,8 @@ constexpr usage_entry usage_entries[] = {
      "        [-m generate] [--int8] [-q]\n"
      "        generates text; the flags are llama2.c's run.c's, with its defaults (-t 1.0 -p 0.9,\n"
      "        -s the time, -n 256 positions including the prompt's; 0 = the context length) and its\n"
-     "        sampling (--sampler staticformer or --top-k K: the library's own)\n"},
+     "        sampling (--sampler staticformer or --top-k K: the library's own); --eval FILE prints\n"
+     "        the mean loss of FILE's text instead (float weights, or int8 with --int8)\n"},
     {"export", "  export MODEL -o HEADER [--int8] [--namespace NAME]   the model as a C++ header, for firmware\n"},
     {"convert",
      "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"
@@ -406,7 +407,7 @@ bool takes_value(const std::string& command, const std::string& a) {
   if (command == "run")
     return (a.size() == 2 && a[0] == '-' && std::strchr("tpsnizmy", a[1])) || a == "--prompt" || a == "--temperature" ||
            a == "--top-p" || a == "--seed" || a == "--steps" || a == "--tokens" || a == "--top-k" || a == "--save-int8" ||
-           a == "--sampler";
+           a == "--sampler" || a == "--eval";
   if (command == "export" || command == "convert")
     return a == "-o" || a == "--output" || a == "--namespace" || a == "--llama2c" || a == "--tokenizer-out" ||
            a == "--group-size";

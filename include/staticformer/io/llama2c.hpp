@@ -6,6 +6,7 @@
 //   m->arch                               // sf::arch: gated silu, rmsnorm 1e-5, rope 10000, no bias
 //   m->find("blocks.0.attn.wq")->values   // float32, staticformer's name and [in, out] layout
 //   sf::io::save_llama2c_as_checkpoint(*m, "model.safetensors");         // docs/model.md's checkpoint
+//   sf::io::llama2c_int8_checkpoint_bytes(*m)                            // a version 2 file's groups, int8
 //   sf::io::write_llama2c("out.bin", *m, {.version = 2, .group_size = 64}); // export.py's bytes
 //   auto back = sf::io::llama2c_from_checkpoint("model.safetensors");    // and the other way
 //
@@ -111,6 +112,14 @@ sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::
 sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string& path, const metadata_map& extra = {});
 // The same checkpoint's bytes, in memory (sf::io::file::parse reads them).
 result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra = {});
+// A version-2 model as staticformer's int8 checkpoint (io/quantized.hpp: Q8_0 in groups of 32
+// along each matrix's input axis, [out, in] like llama2.c's), in memory, without requantizing:
+// llama2.c's groups run along the same axis, so a group size of 32 is copied and a multiple of 32
+// (export.py's default 64) gives each of its 32-value halves (or parts) the group's scale — the
+// int8 values and every weight q·scale are the file's. Refused when m holds no Q8_0 groups
+// (version 0 or 1) or its group size is not a multiple of 32 (then quantize the float weights:
+// llama2c_checkpoint_bytes, sf::quantize).
+result<std::vector<std::byte>> llama2c_int8_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra = {});
 // The other way: a float checkpoint of an architecture llama2.c can hold (llama2c_check_arch) as
 // a model to write with write_llama2c (version 1 unless changed).
 result<llama2c_model> llama2c_from_checkpoint(const file& f);
