@@ -4,6 +4,7 @@
 //   staticformer run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT]        (llama2.c's run.c flags)
 //   staticformer export MODEL -o HEADER [--int8]
 //   staticformer convert MODEL -o OUT --int8 | --llama2c VERSION [--tokenizer-out TOKENIZER.bin]
+//   staticformer convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors  (llama2.c's file to a checkpoint)
 //   staticformer info MODEL | --config FILE.json      staticformer bench MODEL | --config FILE.json
 //
 // This program holds no model: it reads the architecture (a checkpoint's metadata, or the JSON of
@@ -21,7 +22,8 @@
 // installation. The cache directory's name holds a hash of all of it — build.txt, the engine's
 // source, and the contents of every file under the `depends=` directories and of the `link=`
 // files — so that an executable compiled before a header or the library changed is not reused.
-// `convert --llama2c` needs no executable: this program writes llama2.c's file itself.
+// `convert --llama2c`, and `convert` of llama2.c's model file, need no executable: this program
+// reads and writes llama2.c's files and the float checkpoint itself.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -96,7 +98,11 @@ constexpr usage_entry usage_entries[] = {
      "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"
      "  convert MODEL -o OUT.bin --llama2c VERSION [--tokenizer-out TOKENIZER.bin] [--group-size G]\n"
      "        llama2.c's model file, version 0 (run.c), 1 or 2 (runq.c, Q8_0 groups of G, 64), and the\n"
-     "        checkpoint's BPE tokenizer as llama2.c's tokenizer.bin\n"},
+     "        checkpoint's BPE tokenizer as llama2.c's tokenizer.bin. MODEL may be llama2.c's model file\n"
+     "        (any version) too: a version-2 one keeps its groups as version 2 (its own group size) and\n"
+     "        gives its dequantized weights as version 0 or 1\n"
+     "  convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors\n"
+     "        llama2.c's model file (any version) as a float checkpoint, carrying its tokenizer.bin\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
     {"bench",
      "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
@@ -410,24 +416,39 @@ bool takes_value(const std::string& command, const std::string& a) {
            a == "--sampler" || a == "--eval";
   if (command == "export" || command == "convert")
     return a == "-o" || a == "--output" || a == "--namespace" || a == "--llama2c" || a == "--tokenizer-out" ||
-           a == "--group-size";
+           a == "--group-size" || (command == "convert" && (a == "-z" || a == "--tokenizer"));
   if (command == "header") return a == "-o" || (a.size() > 2 && a[0] == '-' && a[1] == '-');
   return a.size() > 2 && a[0] == '-' && a[1] == '-' && a != "--int8";
 }
 
-// `convert MODEL -o OUT --llama2c VERSION [--tokenizer-out FILE] [--group-size G]`: llama2.c's model
-// file (sf::io::llama2c_from_checkpoint, write_llama2c), and the checkpoint's BPE tokenizer as its
-// tokenizer.bin. Nothing depends on the architecture here: no executable is needed.
-int convert_llama2c(int argc, char** argv) {
-  std::string in, out, tokenizer_out;
+// The conversions that involve llama2.c's model files; nothing depends on the architecture here, so
+// no executable is needed:
+//   convert CHECKPOINT -o OUT.bin --llama2c VERSION [--tokenizer-out FILE] [--group-size G]
+//       llama2.c's model file (sf::io::llama2c_from_checkpoint, write_llama2c), and the checkpoint's
+//       BPE tokenizer as its tokenizer.bin;
+//   convert MODEL.bin -o OUT.bin --llama2c VERSION [--group-size G]
+//       a llama2.c file of any version as another (or the same) version: read_llama2c, write_llama2c.
+//       Versions 0 and 1 hold the same float32 weights; a version-2 input keeps its own Q8_0 groups
+//       when written as version 2 (its group size is the default, and another is refused: that
+//       would quantize twice), and gives its dequantized weights as version 0 or 1;
+//   convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors
+//       the float checkpoint (save_llama2c_as_checkpoint), carrying the tokenizer.bin of -z as
+//       metadata 'tokenizer.bpe' (what `train --tokenizer` stores).
+// `llama2c_out` is whether --llama2c was given; the input's kind is found here.
+int convert_llama2c(int argc, char** argv, bool llama2c_out) {
+  std::string in, out, tokenizer_out, tokenizer_in;
   int version = -1;
   std::size_t group_size = 64;
   bool int8 = false, group_given = false;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--int8") {
+    if (a == "-h" || a == "--help") {
+      std::printf("%s", usage("convert").c_str());
+      return 0;
+    } else if (a == "--int8") {
       int8 = true;
-    } else if (a == "-o" || a == "--output" || a == "--llama2c" || a == "--tokenizer-out" || a == "--group-size") {
+    } else if (a == "-o" || a == "--output" || a == "--llama2c" || a == "--tokenizer-out" || a == "--group-size" ||
+               a == "-z" || a == "--tokenizer") {
       if (i + 1 >= argc) return fail_in("convert", a + " needs a value", 2);
       const std::string v = argv[++i];
       if (a == "--llama2c") {
@@ -438,6 +459,8 @@ int convert_llama2c(int argc, char** argv) {
         if (sf::status s = sf::io::parse_integer(std::string_view(v), group_size, std::size_t{1}, std::size_t{1} << 30); !s)
           return fail_in("convert", std::string("--group-size: ") + s.message(), 2);
         group_given = true;
+      } else if (a == "-z" || a == "--tokenizer") {
+        tokenizer_in = v;
       } else {
         (a == "--tokenizer-out" ? tokenizer_out : out) = v;
       }
@@ -450,12 +473,81 @@ int convert_llama2c(int argc, char** argv) {
     }
   }
   if (in.empty() || out.empty())
-    return fail_in("convert", "usage: staticformer convert MODEL -o OUT.bin --llama2c VERSION [--tokenizer-out FILE]", 2);
-  if (int8)
+    return fail_in("convert",
+                   llama2c_out ? "usage: staticformer convert MODEL -o OUT.bin --llama2c VERSION [--tokenizer-out FILE]"
+                               : "usage: staticformer convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors",
+                   2);
+  if (int8 && llama2c_out)
     return fail_in("convert", "--int8 and --llama2c: one conversion at a time (llama2.c's int8 file is --llama2c 2)", 2);
   if (group_given && version != 2) return fail_in("convert", "--group-size: only llama2.c's version 2 has groups", 2);
+
   sf::io::result<sf::io::file> f = sf::io::file::open(in);
+  std::error_code ec;
+  if (!f && fs::is_regular_file(in, ec)) {
+    // llama2.c's model file (versions 0, 1, 2)
+    sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(in);
+    if (!m)
+      return fail_in("convert", in + ": neither a staticformer checkpoint (" + f.message() + ") nor a llama2.c model file (" +
+                                    m.message() + ")");
+    const std::string from = "llama2.c's version " + std::to_string(m->version) + " file";
+    if (int8)
+      return fail_in("convert", "--int8: " + in + " is " + from +
+                                    "; convert it to a float checkpoint first (staticformer convert " + in +
+                                    " -o M.safetensors), then that one with --int8; llama2.c's own int8 file is --llama2c 2",
+                     2);
+    if (!tokenizer_out.empty())
+      return fail_in("convert", "--tokenizer-out: " + in + " is " + from +
+                                    ", which holds no tokenizer (its tokenizer.bin is a file of its own)",
+                     2);
+    const std::string dequantized = m->version == 2 ? ", version 2's int8 weights dequantized" : "";
+    if (llama2c_out) {
+      if (!tokenizer_in.empty())
+        return fail_in("convert", "-z: llama2.c's model file holds no tokenizer (-z goes with a checkpoint as output, "
+                                  "without --llama2c)",
+                       2);
+      if (version == 2 && m->version == 2) {
+        if (group_given && group_size != m->group_size)
+          return fail_in("convert", "--group-size " + std::to_string(group_size) + ": " + in +
+                                        " is a version-2 file of groups of " + std::to_string(m->group_size) +
+                                        "; requantizing its int8 weights would quantize them twice: keep its groups "
+                                        "(no --group-size) or quantize its float original",
+                         2);
+        group_size = m->group_size;  // its groups, copied as they are
+      }
+      if (sf::status s = sf::io::write_llama2c(out, *m, {.version = version, .group_size = group_size}); !s)
+        return fail_in("convert", out + ": " + s.message());
+      const std::string how = version != 2 ? dequantized
+                              : m->version == 2 ? ", its groups kept"
+                                                : ", quantized as llama2.c's export.py does";
+      std::fprintf(stderr, "staticformer convert: saved %s (llama2.c's version %d file, from %s%s; %s)\n", out.c_str(),
+                   version, from.c_str(), how.c_str(), sf::io::describe(m->arch).c_str());
+      return 0;
+    }
+    // The float checkpoint, with the tokenizer of -z.
+    sf::io::metadata_map extra;
+    std::string with = "no tokenizer: `staticformer run` and `export` need one (-z TOKENIZER.bin)";
+    if (!tokenizer_in.empty()) {
+      sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_in, sf::io::tokenizer_bin::until_end);
+      if (!t) return fail_in("convert", "-z " + tokenizer_in + ": " + t.message());
+      if (t->size() != m->arch.V)
+        return fail_in("convert", "-z " + tokenizer_in + " has " + std::to_string(t->size()) + " pieces; " + in +
+                                      "'s vocabulary is " + std::to_string(m->arch.V) + ": they must be equal");
+      sf::io::result<sf::io::metadata_map> meta = sf::io::tokenizer_metadata(*t, m->arch.V);
+      if (!meta) return fail_in("convert", "-z " + tokenizer_in + ": " + meta.message());
+      extra = std::move(*meta);
+      with = "with the tokenizer " + tokenizer_in + ", " + std::to_string(t->size()) + " pieces";
+    }
+    if (sf::status s = sf::io::save_llama2c_as_checkpoint(*m, out, extra); !s)
+      return fail_in("convert", out + ": " + s.message());
+    std::fprintf(stderr, "staticformer convert: saved %s (a float checkpoint of %s%s; %s; %s)\n", out.c_str(),
+                 from.c_str(), dequantized.c_str(), sf::io::describe(m->arch).c_str(), with.c_str());
+    return 0;
+  }
   if (!f) return fail_in("convert", f.message());
+  // A staticformer checkpoint: to llama2.c's file (without --llama2c the executable converts it).
+  if (!tokenizer_in.empty())
+    return fail_in("convert", "-z: " + in + " is a checkpoint, which carries its own tokenizer (-z goes with llama2.c's model file)", 2);
+  if (!llama2c_out) return fail_in("convert", "usage: staticformer convert MODEL -o OUT --int8 | --llama2c VERSION", 2);
   if (sf::io::is_quantized(*f))
     return fail_in("convert", in + ": an int8 checkpoint; convert its float original (--llama2c 2 quantizes it as "
                                    "llama2.c's export.py does)");
@@ -500,9 +592,13 @@ int main(int argc, char** argv) {
   if (!known_command)
     return fail("unknown command '" + command + "'; the commands are train, run, export, convert, info, bench, header", 2);
 
-  if (command == "convert")
+  if (command == "convert") {
     for (int i = 2; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--llama2c") return convert_llama2c(argc, argv);
+      if (std::string_view(argv[i]) == "--llama2c") return convert_llama2c(argc, argv, /*llama2c_out=*/true);
+    for (int i = 2; i < argc; ++i)  // (-z: llama2.c's file to a checkpoint; refused for a checkpoint, there)
+      if (std::string_view(argv[i]) == "-z" || std::string_view(argv[i]) == "--tokenizer")
+        return convert_llama2c(argc, argv, /*llama2c_out=*/false);
+  }
 
   // The architecture, and the run settings that choose the executable.
   std::string model, config, output;
@@ -550,6 +646,8 @@ int main(int argc, char** argv) {
   } else if (!model.empty() && command != "train") {
     sf::io::result<sf::io::file> f = sf::io::file::open(model);
     std::error_code ec;
+    if (!f && command == "convert" && fs::is_regular_file(model, ec))  // llama2.c's model file, to a checkpoint
+      return convert_llama2c(argc, argv, /*llama2c_out=*/false);
     if (!f && command == "run" && fs::is_regular_file(model, ec)) {
       // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
       sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);
