@@ -24,7 +24,7 @@ cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${CACHE}")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_runc_text
 
 set(L "${DATA}/llama2c")
 set(tok "${DATA}/bpe/tok512.bin")
@@ -35,6 +35,7 @@ function(convert)
   if(NOT sf_rc EQUAL 0)
     message(FATAL_ERROR "staticformer convert ${ARGN}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
   endif()
+  set(sf_err "${sf_err}" PARENT_SCOPE)
 endfunction()
 
 # Files a and b must be equal byte for byte (`what` says why).
@@ -183,8 +184,17 @@ convert("${w}.v1-v0.bin" -o "${w}.v1-v0-v1.bin" --llama2c 1)
 same("${w}.v1-v0-v1.bin" "${w}.v1.bin" "runc_gqa: v1 -> v0 -> v1")
 convert("${w}.v1.bin" -o "${w}.v2.bin" --llama2c 2 --group-size 4)
 convert("${w}.v2.bin" -o "${w}.v2-v1.bin" --llama2c 1)
-convert("${w}.v2-v1.bin" -o "${w}.v2-v1-v2.bin" --llama2c 2 --group-size 4)
+convert("${w}.v2-v1.bin" -o "${w}.v2-v1-v2.bin" --llama2c 2)  # (no --group-size: 64 halved to 4, said on stderr)
+if(NOT sf_err MATCHES "Q8_0 groups of 4 \\(the largest of 64, 32, ... that divides dim 32 and hidden_dim 76\\)")
+  message(FATAL_ERROR "convert --llama2c 2 of hidden_dim 76 without --group-size: no note of groups of 4:\n${sf_err}")
+endif()
 same("${w}.v2-v1-v2.bin" "${w}.v2.bin" "runc_gqa: v1 -> v2 -> v1 -> v2 (groups of 4)")
+# A version-2 file of groups of 4 runs on the int8 decoder, requantized in groups of 32.
+sf(run "${w}.v2.bin" -z "${tok}" -t 0 -n 40 -i "ROMEO: But soft")
+if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "Q8_0 groups of 4 requantized in groups of 32" OR NOT sf_err MATCHES "; int8 weights, "
+   OR NOT sf_out MATCHES "^ROMEO: But soft")
+  message(FATAL_ERROR "run of a version-2 file of groups of 4: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
+endif()
 convert("${model}" -z "${tok}" -o "${w}.safetensors")
 convert("${w}.safetensors" -o "${w}.ck-v1.bin" --llama2c 1 --tokenizer-out "${w}.tok.bin")
 same("${w}.ck-v1.bin" "${w}.v1.bin" "runc_gqa: v0 -> checkpoint -> v1 = v0 -> v1")
@@ -193,23 +203,11 @@ convert("${w}.safetensors" -o "${w}.ck-v0.bin" --llama2c 0)
 same("${w}.ck-v0.bin" "${w}.v1-v0.bin" "runc_gqa: v0 -> checkpoint -> v0 (computed RoPE tables)")
 convert("${w}.v2.bin" --tokenizer "${tok}" -o "${w}.v2.safetensors")  # (--tokenizer: train's spelling of -z)
 
-# staticformer run of FILE ARGN must print run.c's text test/data/llama2c/<expected>.
-function(expect_runc_text expected file)
-  sf(run "${file}" ${ARGN} -i "ROMEO: But soft")
-  file(READ "${L}/${expected}" want)
-  if(NOT sf_rc EQUAL 0 OR NOT sf_out STREQUAL want)
-    message(FATAL_ERROR "staticformer run ${file} ${ARGN}: exit status ${sf_rc}, the text is not run.c's "
-                        "(${L}/${expected}):\nrun.c:\n${want}\nstaticformer:\n${sf_out}\n${sf_err}")
-  endif()
-  get_filename_component(n "${file}" NAME)
-  string(REPLACE ";" " " shown "${ARGN}")
-  message(STATUS "ok: staticformer run ${n} ${shown}: run.c's text (${expected})")
-endfunction()
 foreach(case "runc_gqa.expected.txt;-t;0;-n;200" "runc_gqa.t0.8-p0.9-s96-n0.expected.txt;-t;0.8;-p;0.9;-s;96;-n;0"
              "runc_gqa.t1.0-p0-s179-n0.expected.txt;-t;1.0;-p;0;-s;179;-n;0")
   list(POP_FRONT case expected)
-  expect_runc_text(${expected} "${w}.safetensors" ${case})
-  expect_runc_text(${expected} "${w}.v1.bin" -z "${tok}" ${case})
+  expect_runc_text("${L}/${expected}" "${w}.safetensors" ${case})
+  expect_runc_text("${L}/${expected}" "${w}.v1.bin" -z "${tok}" ${case})
 endforeach()
 # Version 2's dequantized weights: the same text from its version-1 file and from its checkpoint.
 sf(run "${w}.v2-v1.bin" -z "${tok}" -t 0.8 -p 0.9 -s 5 -n 0 -i "ROMEO: But soft")
@@ -226,7 +224,7 @@ sf_error(2 "--int8: .*runc_gqa.v0.bin is llama2.c's version 0 file; convert it t
          convert "${model}" -o "${WORK}/x.safetensors" --int8)
 sf_error(2 "--group-size 32: .*mha_shared.v2_gs64.bin is a version-2 file of groups of 64; requantizing its int8 weights would quantize them twice"
          convert "${L}/mha_shared.v2_gs64.bin" -o "${WORK}/x.bin" --llama2c 2 --group-size 32)
-sf_error(1 "llama2.c v2: group_size 64 does not divide dim 32 and hidden_dim 76" convert "${model}" -o "${WORK}/x.bin" --llama2c 2)
+sf_error(1 "llama2.c v2: group_size 64 does not divide dim 32 and hidden_dim 76" convert "${model}" -o "${WORK}/x.bin" --llama2c 2 --group-size 64)
 sf_error(2 "--tokenizer-out: .*holds no tokenizer" convert "${model}" -o "${WORK}/x.bin" --llama2c 1 --tokenizer-out "${WORK}/t.bin")
 sf_error(2 "-z: llama2.c's model file holds no tokenizer" convert "${model}" -z "${tok}" -o "${WORK}/x.bin" --llama2c 1)
 foreach(to "x.bin;--llama2c;1" "x.safetensors")  # (to a checkpoint: refused before an executable is compiled)

@@ -13,33 +13,12 @@ cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_runc_text
 
 set(model "${DATA}/llama2c/runc_gqa.v0.bin")
 set(tok "${DATA}/bpe/tok512.bin")
-# staticformer run MODEL -z tok512.bin ARGN -i PROMPT must print run.c's text, test/data/llama2c/<expected>
-# (on stdout; run.c's "achieved tok/s" line on stderr).
-function(expect_runc_text expected)
-  sf(run "${model}" -z "${tok}" ${ARGN} -i "ROMEO: But soft")
-  if(NOT sf_rc EQUAL 0)
-    message(FATAL_ERROR "staticformer run ${model} ${ARGN}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
-  endif()
-  file(READ "${DATA}/llama2c/${expected}" want)
-  if(NOT sf_out STREQUAL want)
-    file(WRITE "${WORK}/got-${expected}" "${sf_out}")
-    message(FATAL_ERROR "staticformer run ${model} ${ARGN}: the text differs from run.c's (${WORK}/got-${expected} "
-                        "vs ${DATA}/llama2c/${expected})\nrun.c:\n${want}\nstaticformer:\n${sf_out}")
-  endif()
-  if(NOT sf_err MATCHES "achieved tok/s: [0-9.]+")
-    message(FATAL_ERROR "staticformer run ${ARGN}: no 'achieved tok/s' line on stderr:\n${sf_err}")
-  endif()
-  string(LENGTH "${sf_out}" n)
-  string(REPLACE ";" " " shown "${ARGN}")
-  message(STATUS "ok: staticformer run runc_gqa.v0.bin -z tok512.bin ${shown}: run.c's text, ${n} bytes")
-  set(sf_out "${sf_out}" PARENT_SCOPE)
-endfunction()
 
-expect_runc_text(runc_gqa.expected.txt -t 0 -n 200)
+expect_runc_text("${DATA}/llama2c/runc_gqa.expected.txt" "${model}" -z "${tok}" -t 0 -n 200)
 # Sampled: the file runc_gqa.t0.8-p0.9-s96-n0.expected.txt holds run.c's text for -t 0.8 -p 0.9 -s 96 -n 0.
 foreach(flags t0.8-p0.9-s96-n0 t1.0-p0-s179-n0)
   string(REPLACE "-" ";" parts "${flags}")
@@ -49,7 +28,7 @@ foreach(flags t0.8-p0.9-s96-n0 t1.0-p0-s179-n0)
     string(SUBSTRING "${p}" 1 -1 value)
     list(APPEND args "-${flag}" "${value}")
   endforeach()
-  expect_runc_text(runc_gqa.${flags}.expected.txt ${args})
+  expect_runc_text("${DATA}/llama2c/runc_gqa.${flags}.expected.txt" "${model}" -z "${tok}" ${args})
   set(runc_${flags} "${sf_out}")
 endforeach()
 # The library's own recipe (sf::sampler's default): its own random numbers, so another text.

@@ -97,7 +97,8 @@ constexpr usage_entry usage_entries[] = {
     {"convert",
      "  convert MODEL -o OUT --int8                          the int8 (Q8_0) checkpoint\n"
      "  convert MODEL -o OUT.bin --llama2c VERSION [--tokenizer-out TOKENIZER.bin] [--group-size G]\n"
-     "        llama2.c's model file, version 0 (run.c), 1 or 2 (runq.c, Q8_0 groups of G, 64), and the\n"
+     "        llama2.c's model file, version 0 (run.c), 1 or 2 (runq.c, Q8_0 groups of G: 64, halved until\n"
+     "        it divides the widths, as export.py), and the\n"
      "        checkpoint's BPE tokenizer as llama2.c's tokenizer.bin. MODEL may be llama2.c's model file\n"
      "        (any version) too: a version-2 one keeps its groups as version 2 (its own group size) and\n"
      "        gives its dequantized weights as version 0 or 1\n"
@@ -421,6 +422,19 @@ bool takes_value(const std::string& command, const std::string& a) {
   return a.size() > 2 && a[0] == '-' && a[1] == '-' && a != "--int8";
 }
 
+// Version 2's group size when --group-size is not given: export.py's 64, halved (as export.py's
+// "BACKOFF") until it divides both the width and the feed-forward width — runq.c's groups lie
+// within a row, so both input widths must be multiples (stories260K's hidden 172: 4). Says so on
+// stderr when it is not 64.
+std::size_t default_group_size(const sf::arch& a) {
+  std::size_t g = 64;
+  while (g > 1 && (a.D % g != 0 || a.F % g != 0)) g /= 2;
+  if (g != 64)
+    std::fprintf(stderr, "staticformer convert: Q8_0 groups of %zu (the largest of 64, 32, ... that divides dim %zu and "
+                         "hidden_dim %zu)\n", g, a.D, a.F);
+  return g;
+}
+
 // The conversions that involve llama2.c's model files; nothing depends on the architecture here, so
 // no executable is needed:
 //   convert CHECKPOINT -o OUT.bin --llama2c VERSION [--tokenizer-out FILE] [--group-size G]
@@ -513,6 +527,8 @@ int convert_llama2c(int argc, char** argv, bool llama2c_out) {
                                         "(no --group-size) or quantize its float original",
                          2);
         group_size = m->group_size;  // its groups, copied as they are
+      } else if (version == 2 && !group_given) {
+        group_size = default_group_size(m->arch);
       }
       if (sf::status s = sf::io::write_llama2c(out, *m, {.version = version, .group_size = group_size}); !s)
         return fail_in("convert", out + ": " + s.message());
@@ -563,6 +579,7 @@ int convert_llama2c(int argc, char** argv, bool llama2c_out) {
                                     " carries a character tokenizer (metadata 'tokenizer.vocab'); llama2.c's "
                                     "tokenizer.bin holds a BPE one (staticformer train --tokenizer)");
   }
+  if (version == 2 && !group_given) group_size = default_group_size(m->arch);
   if (sf::status s = sf::io::write_llama2c(out, *m, {.version = version, .group_size = group_size}); !s)
     return fail_in("convert", out + ": " + s.message());
   std::fprintf(stderr, "staticformer convert: saved %s (llama2.c's version %d file, %s)\n", out.c_str(), version,
