@@ -24,7 +24,7 @@ cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${CACHE}")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_runc_text
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_text
 
 set(L "${DATA}/llama2c")
 set(tok "${DATA}/bpe/tok512.bin")
@@ -206,8 +206,8 @@ convert("${w}.v2.bin" --tokenizer "${tok}" -o "${w}.v2.safetensors")  # (--token
 foreach(case "runc_gqa.expected.txt;-t;0;-n;200" "runc_gqa.t0.8-p0.9-s96-n0.expected.txt;-t;0.8;-p;0.9;-s;96;-n;0"
              "runc_gqa.t1.0-p0-s179-n0.expected.txt;-t;1.0;-p;0;-s;179;-n;0")
   list(POP_FRONT case expected)
-  expect_runc_text("${L}/${expected}" "${w}.safetensors" ${case})
-  expect_runc_text("${L}/${expected}" "${w}.v1.bin" -z "${tok}" ${case})
+  expect_text("${L}/${expected}" "${w}.safetensors" ${case})
+  expect_text("${L}/${expected}" "${w}.v1.bin" -z "${tok}" ${case})
 endforeach()
 # Version 2's dequantized weights: the same text from its version-1 file and from its checkpoint.
 sf(run "${w}.v2-v1.bin" -z "${tok}" -t 0.8 -p 0.9 -s 5 -n 0 -i "ROMEO: But soft")

@@ -13,12 +13,12 @@ cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_runc_text
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_text
 
 set(model "${DATA}/llama2c/runc_gqa.v0.bin")
 set(tok "${DATA}/bpe/tok512.bin")
 
-expect_runc_text("${DATA}/llama2c/runc_gqa.expected.txt" "${model}" -z "${tok}" -t 0 -n 200)
+expect_text("${DATA}/llama2c/runc_gqa.expected.txt" "${model}" -z "${tok}" -t 0 -n 200)
 # Sampled: the file runc_gqa.t0.8-p0.9-s96-n0.expected.txt holds run.c's text for -t 0.8 -p 0.9 -s 96 -n 0.
 foreach(flags t0.8-p0.9-s96-n0 t1.0-p0-s179-n0)
   string(REPLACE "-" ";" parts "${flags}")
@@ -28,7 +28,7 @@ foreach(flags t0.8-p0.9-s96-n0 t1.0-p0-s179-n0)
     string(SUBSTRING "${p}" 1 -1 value)
     list(APPEND args "-${flag}" "${value}")
   endforeach()
-  expect_runc_text("${DATA}/llama2c/runc_gqa.${flags}.expected.txt" "${model}" -z "${tok}" ${args})
+  expect_text("${DATA}/llama2c/runc_gqa.${flags}.expected.txt" "${model}" -z "${tok}" ${args})
   set(runc_${flags} "${sf_out}")
 endforeach()
 # The library's own recipe (sf::sampler's default): its own random numbers, so another text.

@@ -46,17 +46,19 @@ function(expect_match what text regex)
   endif()
 endfunction()
 
-# staticformer run MODEL ARGN -i "ROMEO: But soft" must print, byte for byte, llama2.c's run.c's text
-# for the same file and flags: the file `expected` (test/data/llama2c/*.expected.txt, written by
-# tools/make_runc_reference.py), and run.c's "achieved tok/s" line on stderr. Sets sf_out.
-function(expect_runc_text expected model)
+# staticformer run MODEL ARGN -i "ROMEO: But soft" must print, byte for byte, the text of the file
+# `expected`: what the reference program printed for the same model and flags (llama2.c's run.c:
+# test/data/llama2c/*.expected.txt by tools/make_runc_reference.py; transformers' generate():
+# test/data/hf/*.expected.txt by tools/make_hf_reference.py), and run.c's "achieved tok/s" line on
+# stderr. Sets sf_out.
+function(expect_text expected model)
   sf(run "${model}" ${ARGN} -i "ROMEO: But soft")
   file(READ "${expected}" want)
   get_filename_component(name "${expected}" NAME)
   if(NOT sf_rc EQUAL 0 OR NOT sf_out STREQUAL want)
     file(WRITE "${WORK}/got-${name}" "${sf_out}")
-    message(FATAL_ERROR "staticformer run ${model} ${ARGN}: exit status ${sf_rc}, the text is not run.c's "
-                        "(${WORK}/got-${name} vs ${expected})\nrun.c:\n${want}\nstaticformer:\n${sf_out}\n${sf_err}")
+    message(FATAL_ERROR "staticformer run ${model} ${ARGN}: exit status ${sf_rc}, the text is not the reference's "
+                        "(${WORK}/got-${name} vs ${expected})\nexpected:\n${want}\nstaticformer:\n${sf_out}\n${sf_err}")
   endif()
   if(NOT sf_err MATCHES "achieved tok/s: [0-9.]+")
     message(FATAL_ERROR "staticformer run ${model} ${ARGN}: no 'achieved tok/s' line on stderr:\n${sf_err}")
@@ -64,6 +66,6 @@ function(expect_runc_text expected model)
   get_filename_component(m "${model}" NAME)
   string(LENGTH "${sf_out}" n)
   string(REPLACE ";" " " shown "${ARGN}")
-  message(STATUS "ok: staticformer run ${m} ${shown}: run.c's text (${name}), ${n} bytes")
+  message(STATUS "ok: staticformer run ${m} ${shown}: the reference's text (${name}), ${n} bytes")
   set(sf_out "${sf_out}" PARENT_SCOPE)
 endfunction()

@@ -599,24 +599,33 @@ sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::
 
 // ----------------------------------------------------------------------------- checkpoints
 
-result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {
-  if (sf::status s = llama2c_check_arch(m.arch); !s) return s;
+result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                                      const metadata_map& extra) {
   writer w;
-  w.set_metadata(config_metadata(m.arch));
+  w.set_metadata(config_metadata(a));
   for (const auto& [k, v] : extra) {
     if (detail::is_config_key(k))
       return detail::fail({"metadata '", k, "' is the configuration's: it cannot be given as extra"});
     w.set_metadata(k, v);
   }
-  for (const auto& [name, shape] : llama2c_tensor_shapes(m.arch)) {
-    const llama2c_tensor* t = m.find(name);
-    if (!t) return detail::fail({"llama2.c: missing tensor '", name, "'"});
+  const auto shapes = llama2c_tensor_shapes(a);
+  if (tensors.size() != shapes.size())
+    return detail::fail({"expected ", num(shapes.size()), " tensors for ", describe(a), ", found ", num(tensors.size())});
+  for (const auto& [name, shape] : shapes) {
+    const llama2c_tensor* t = nullptr;
+    for (const llama2c_tensor& x : tensors)
+      if (x.name == name) t = &x;
+    if (!t) return detail::fail({"missing tensor '", name, "'"});
     if (t->shape != shape)
-      return detail::fail({"llama2.c: tensor '", name, "': expected shape ", to_string(shape), ", found ",
-                           to_string(t->shape)});
+      return detail::fail({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(t->shape)});
     w.add(name, t->values, shape);
   }
   return w.serialize();
+}
+
+result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {
+  if (sf::status s = llama2c_check_arch(m.arch); !s) return s;
+  return model_checkpoint_bytes(m.arch, m.tensors, extra);
 }
 
 result<std::vector<std::byte>> llama2c_int8_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {

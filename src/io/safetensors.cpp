@@ -404,7 +404,7 @@ std::string file::check_layout(std::optional<std::uint64_t> data_size, std::size
   return {};
 }
 
-// Any numeric tensor of F32, F64, I32, U8 or I64 as doubles (for comparisons in tests and tools).
+// Any numeric tensor of F32, F64, F16, BF16, I32, U8 or I64 as doubles (for comparisons in tests and tools).
 result<std::vector<double>> read_f64(const file& f, std::string_view name) {
   const tensor_info* t = f.find(name);
   if (!t) return detail::fail({"missing tensor '", name, "'"});

@@ -41,6 +41,7 @@
 #include "../generate/run.hpp"
 #include "../generate/weights_impl.hpp"
 #include "engine.hpp"
+#include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors_format.hpp"
 #include "staticformer/io/tokenizer_bin.hpp"
@@ -162,6 +163,41 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
 
+// `run` for a Hugging Face Llama directory (sf::io::read_hf_llama): its tokenizer.model as
+// llama2.c's tokenizer (or -z's tokenizer.bin), the weights through a checkpoint in memory, so the
+// generation is run_bpe's, as for llama2.c's files.
+int run_hf(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path, long long steps,
+           long long tokens) {
+  if (!options.save_int8.empty())
+    return fail("run", "--save-int8: " + options.path + " is a Hugging Face directory (convert it to a checkpoint first)", 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  sf::io::result<sf::io::hf_llama_model> m = sf::io::read_hf_llama(options.path);
+  if (!m) return fail("run", m.message());
+  if (m->arch != arch)
+    return fail("run", options.path + ": its architecture (" + sf::io::describe(m->arch) + ") is not this executable's (" +
+                           sf::io::describe(arch) + ")");
+  sf::io::tokenizer_bin tok;
+  if (!tokenizer_path.empty()) {
+    sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_path, arch.V);
+    if (!t) return fail("run", "-z " + tokenizer_path + ": " + t.message());
+    tok = std::move(*t);
+  } else if (m->tokenizer) {
+    if (m->tokenizer->size() != arch.V)
+      return fail("run", options.path + "/tokenizer.model has " + std::to_string(m->tokenizer->size()) +
+                             " pieces; vocab_size is " + std::to_string(arch.V) + ": they must be equal (or -z a tokenizer.bin)");
+    tok = std::move(*m->tokenizer);
+  } else {
+    return fail("run", options.path + ": no tokenizer.model (give llama2.c's tokenizer.bin with -z)");
+  }
+  sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(tok));
+  sf::io::result<std::vector<std::byte>> bytes = sf::io::model_checkpoint_bytes(m->arch, m->tensors);
+  if (!bytes) return fail("run", bytes.message());
+  m->tensors = {};
+  sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
+  if (!f) return fail("run", f.message());
+  return run_bpe(*f, j, prompt, steps, tokens, t0);
+}
+
 int run(int argc, char** argv) {
   sf_gen::job<> j;
   j.program = "staticformer run";
@@ -265,6 +301,8 @@ int run(int argc, char** argv) {
     return fail("run", "--top-k: llama2.c's recipe (--sampler llama2c) has no top-k", 2);
   // As run.c: the seed is the generator's state, a negative one modulo 2^64; 0 is the time.
   j.seed = seed != 0 ? static_cast<std::uint64_t>(seed) : static_cast<std::uint64_t>(std::time(nullptr));
+  // A Hugging Face Llama directory: its tokenizer.model, or -z's tokenizer.bin.
+  if (sf::io::is_hf_directory(j.path)) return run_hf(j, prompt, tokenizer, steps, tokens);
   // A llama2.c model file (not a safetensors checkpoint): its tokenizer is a tokenizer.bin.
   if (!sf::io::file::open(j.path)) return run_llama2c(j, prompt, tokenizer.empty() ? "tokenizer.bin" : tokenizer, steps, tokens);
   if (!tokenizer.empty())

@@ -5,6 +5,7 @@
 //   staticformer export MODEL -o HEADER [--int8]
 //   staticformer convert MODEL -o OUT --int8 | --llama2c VERSION [--tokenizer-out TOKENIZER.bin]
 //   staticformer convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors  (llama2.c's file to a checkpoint)
+//   staticformer convert HF_DIR [-z TOKENIZER.bin] -o OUT.safetensors     (a Hugging Face Llama directory)
 //   staticformer info MODEL | --config FILE.json      staticformer bench MODEL | --config FILE.json
 //
 // This program holds no model: it reads the architecture (a checkpoint's metadata, or the JSON of
@@ -40,6 +41,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -51,6 +54,7 @@
 #include "staticformer/config.hpp"
 #include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
+#include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/quantized.hpp"
 #include "staticformer/io/safetensors_format.hpp"
@@ -88,7 +92,7 @@ constexpr usage_entry usage_entries[] = {
      "        vocab pieces (--tokenizer); the tokenizer goes into the checkpoint\n"},
     {"run",
      "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
-     "        [-m generate] [--int8] [-q]\n"
+     "        [-m generate] [--int8] [-q]   (MODEL: a checkpoint, llama2.c's .bin, a Hugging Face directory)\n"
      "        generates text; the flags are llama2.c's run.c's, with its defaults (-t 1.0 -p 0.9,\n"
      "        -s the time, -n 256 positions including the prompt's; 0 = the context length) and its\n"
      "        sampling (--sampler staticformer or --top-k K: the library's own); --eval FILE prints\n"
@@ -103,7 +107,10 @@ constexpr usage_entry usage_entries[] = {
      "        (any version) too: a version-2 one keeps its groups as version 2 (its own group size) and\n"
      "        gives its dequantized weights as version 0 or 1\n"
      "  convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors\n"
-     "        llama2.c's model file (any version) as a float checkpoint, carrying its tokenizer.bin\n"},
+     "        llama2.c's model file (any version) as a float checkpoint, carrying its tokenizer.bin\n"
+     "  convert HF_DIR [-z TOKENIZER.bin] -o OUT.safetensors\n"
+     "        a Hugging Face Llama directory (config.json, model.safetensors, tokenizer.model) as a\n"
+     "        float checkpoint, carrying its tokenizer\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
     {"bench",
      "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
@@ -497,6 +504,38 @@ int convert_llama2c(int argc, char** argv, bool llama2c_out) {
 
   sf::io::result<sf::io::file> f = sf::io::file::open(in);
   std::error_code ec;
+  if (!f && sf::io::is_hf_directory(in)) {
+    // A Hugging Face Llama directory: to a float checkpoint (rope_pairs halves), with its
+    // tokenizer.model (or -z's tokenizer.bin)
+    if (llama2c_out || int8 || !tokenizer_out.empty())
+      return fail_in("convert", in + " is a Hugging Face directory: it converts to a float checkpoint (-o "
+                                     "OUT.safetensors, without --llama2c, --int8 or --tokenizer-out), which then converts on",
+                     2);
+    sf::io::result<sf::io::hf_llama_model> m = sf::io::read_hf_llama(in);
+    if (!m) return fail_in("convert", m.message());
+    sf::io::metadata_map extra;
+    std::string with = "no tokenizer: `staticformer run` and `export` need one (-z TOKENIZER.bin)";
+    std::optional<sf::io::tokenizer_bin> tok = m->tokenizer;
+    if (!tokenizer_in.empty()) {
+      sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_in, sf::io::tokenizer_bin::until_end);
+      if (!t) return fail_in("convert", "-z " + tokenizer_in + ": " + t.message());
+      tok = std::move(*t);
+    }
+    if (tok) {
+      sf::io::result<sf::io::metadata_map> meta = sf::io::tokenizer_metadata(*tok, m->arch.V);
+      if (!meta) return fail_in("convert", (tokenizer_in.empty() ? in + "/tokenizer.model" : "-z " + tokenizer_in) + ": " + meta.message());
+      extra = std::move(*meta);
+      with = "with the tokenizer " + (tokenizer_in.empty() ? in + "/tokenizer.model" : tokenizer_in) + ", " +
+             std::to_string(tok->size()) + " pieces";
+    }
+    sf::io::result<std::vector<std::byte>> bytes = sf::io::model_checkpoint_bytes(m->arch, m->tensors, extra);
+    if (!bytes) return fail_in("convert", out + ": " + bytes.message());
+    if (sf::status s = sf::io::detail::write_file_atomically(out, *bytes); !s) return fail_in("convert", out + ": " + s.message());
+    std::fprintf(stderr, "staticformer convert: saved %s (a float checkpoint of the Hugging Face directory %s, %s "
+                         "weights; %s; %s)\n", out.c_str(), in.c_str(), m->dtype.c_str(), sf::io::describe(m->arch).c_str(),
+                 with.c_str());
+    return 0;
+  }
   if (!f && fs::is_regular_file(in, ec)) {
     // llama2.c's model file (versions 0, 1, 2)
     sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(in);
@@ -663,8 +702,15 @@ int main(int argc, char** argv) {
   } else if (!model.empty() && command != "train") {
     sf::io::result<sf::io::file> f = sf::io::file::open(model);
     std::error_code ec;
-    if (!f && command == "convert" && fs::is_regular_file(model, ec))  // llama2.c's model file, to a checkpoint
-      return convert_llama2c(argc, argv, /*llama2c_out=*/false);
+    if (!f && command == "convert" && (fs::is_regular_file(model, ec) || sf::io::is_hf_directory(model)))
+      return convert_llama2c(argc, argv, /*llama2c_out=*/false);  // llama2.c's or Hugging Face's, to a checkpoint
+    if (!f && command == "run" && sf::io::is_hf_directory(model)) {
+      // a Hugging Face Llama directory: its config.json (the weights are read by the executable)
+      sf::io::result<sf::arch> c = sf::io::read_hf_llama_config(model);
+      if (!c) return fail_in(command, c.message());
+      arch = *c;
+      has_tokenizer = true;  // (its tokenizer.model, or -z FILE: the executable reads it)
+    } else
     if (!f && command == "run" && fs::is_regular_file(model, ec)) {
       // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
       sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);

@@ -107,6 +107,11 @@ sf::status write_llama2c(const std::string& path, const llama2c_model& m, const 
 sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
                          int version, std::size_t group_size = 64);
 
+// A float checkpoint (docs/model.md) of a LLaMA-family model of any architecture (llama2.c's,
+// Hugging Face's): config_metadata(a), `extra` (no configuration key), and the tensors, which
+// must be exactly llama2c_tensor_shapes(a) in names and shapes (any order).
+result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                                      const metadata_map& extra = {});
 // A model as docs/model.md's float checkpoint: config_metadata(m.arch) plus `extra`, and the
 // float tensors (a version-2 model's dequantized values).
 sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string& path, const metadata_map& extra = {});

@@ -265,6 +265,36 @@ class file {
 };
 
 namespace detail {
+// IEEE binary16 and bfloat16 bits as float, exactly (every value of both is a float): subnormals,
+// infinities and NaNs (payload kept) included.
+inline float f16_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  std::uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13);  // inf, nan
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (man << 13);  // normal: rebias 15 -> 127
+  } else if (man == 0) {
+    bits = sign;  // ±0
+  } else {  // subnormal: man · 2^-24, normalised
+    int e = -1;
+    do {
+      ++e;
+      man <<= 1;
+    } while ((man & 0x400u) == 0);
+    bits = sign | (static_cast<std::uint32_t>(112 - e) << 23) | ((man & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+inline float bf16_to_float(std::uint16_t b) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 template <class Dst>
 bool convert(dtype from, std::span<const std::byte> src, Dst* dst, std::size_t n) {
   auto each = [&](auto proto) {
@@ -282,6 +312,14 @@ bool convert(dtype from, std::span<const std::byte> src, Dst* dst, std::size_t n
     case dtype::I32: return each(std::int32_t{});
     case dtype::U8: return each(std::uint8_t{});
     case dtype::I64: return each(std::int64_t{});
+    case dtype::F16:
+    case dtype::BF16:
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, src.data() + i * 2, 2);
+        dst[i] = static_cast<Dst>(from == dtype::F16 ? f16_to_float(h) : bf16_to_float(h));
+      }
+      return true;
     default: return false;
   }
 }

@@ -1,0 +1,72 @@
+// staticformer/io/hf_llama.hpp — Hugging Face Llama directories (transformers' LlamaForCausalLM
+// save_pretrained), read, and sentencepiece's tokenizer.model as llama2.c's tokenizer. Compiled
+// into staticformer::io (src/io/hf_llama.cpp); docs/formats.md describes the files.
+//
+//   sf::io::result<sf::io::hf_llama_model> m = sf::io::read_hf_llama("TinyModel/");
+//   if (!m) puts(m.message());        // names the file, the field or the tensor that does not fit
+//   m->arch                           // gated silu rmsnorm rope, rope_pairs halves (rotate_half)
+//   m->find("blocks.0.attn.wq")       // float32, staticformer's name and [in, out] layout
+//   m->tokenizer                      // tokenizer.model's pieces and scores, when the directory has it
+//   sf::io::model_checkpoint_bytes(m->arch, m->tensors, extra)   // docs/model.md's checkpoint (llama2c.hpp)
+//
+// The directory: config.json (model_type "llama"; hidden_size, intermediate_size,
+// num_attention_heads, num_key_value_heads, num_hidden_layers, rms_norm_eps, rope_theta,
+// vocab_size, max_position_embeddings, tie_word_embeddings, hidden_act "silu"; no rope_scaling,
+// attention_bias or mlp_bias), model.safetensors (F32, F16 or BF16 tensors, converted to float
+// exactly; one file — a sharded model's index is refused), and optionally tokenizer.model
+// (sentencepiece's model, the Llama tokenizer). transformers' Llama rotates the two halves of each
+// head (rotate_half): the architecture says rope_pairs halves and the weights are used as they are.
+// Names: model.embed_tokens → tok_emb, model.layers.N.self_attn.{q,k,v,o}_proj → blocks.N.attn.w{q,k,v,o},
+// mlp.gate_proj / up_proj / down_proj → ffn.w1 / w3 / w2, input_layernorm → norm1,
+// post_attention_layernorm → norm2, model.norm → norm_f, lm_head → lm_head; a linear layer is
+// stored [out, in] and transposed to staticformer's [in, out].
+// Everything is checked before use: the fields (present where transformers has no default,
+// positive integers, heads dividing the width, key/value heads dividing the heads, an even head
+// size), every tensor's presence, dtype and shape, no tensor left over, the values finite. Nothing
+// throws.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "staticformer/config.hpp"
+#include "staticformer/io/llama2c.hpp"
+#include "staticformer/io/safetensors_format.hpp"
+#include "staticformer/io/tokenizer_bin.hpp"
+#include "staticformer/status.hpp"
+
+namespace sf::io {
+
+inline constexpr std::uint64_t hf_max_config_bytes = 1u << 20;      // config.json
+inline constexpr std::uint64_t sentencepiece_max_bytes = 64u << 20;  // tokenizer.model
+
+struct hf_llama_model {
+  sf::arch arch;
+  std::string dtype;                        // the file's tensors: "F32", "F16" or "BF16"
+  std::vector<llama2c_tensor> tensors;      // llama2c_tensor_shapes(arch)'s order and names, float32
+  std::optional<tokenizer_bin> tokenizer;   // tokenizer.model, when present
+
+  const llama2c_tensor* find(std::string_view name) const;
+};
+
+// The architecture of a config.json's text (`origin` names it in messages).
+result<sf::arch> hf_llama_config(std::string_view json_text, const std::string& origin = "config.json");
+// The architecture of dir/config.json (at most hf_max_config_bytes).
+result<sf::arch> read_hf_llama_config(const std::string& dir);
+// Reads a directory as above.
+result<hf_llama_model> read_hf_llama(const std::string& dir);
+// Whether `path` is a directory holding config.json (a Hugging Face model directory).
+bool is_hf_directory(const std::string& path);
+
+// sentencepiece's model file (its protobuf: the pieces, their scores and types, the trainer's BOS
+// and EOS ids) as llama2.c's tokenizer, as tools/tokenizer_bin.py (and llama2.c's tokenizer.py)
+// convert it: U+2581 becomes ' ', BOS and EOS become "\n<s>\n" and "\n</s>\n", byte pieces stay
+// "<0xXX>". llama2.c's tokenizer takes BOS = 1 and EOS = 2: other ids are refused.
+result<tokenizer_bin> read_sentencepiece_model(const std::string& path);
+result<tokenizer_bin> parse_sentencepiece_model(std::span<const std::byte> bytes, const std::string& origin = "<memory>");
+
+}  // namespace sf::io

@@ -1,0 +1,304 @@
+// Hugging Face Llama directories (staticformer/io/hf_llama.hpp) against directories written by
+// transformers' own save_pretrained (test/data/hf/README.md): the architecture of each config.json,
+// every weight in staticformer's layout equal to the file's value (F32, BF16, F16 converted
+// exactly), sentencepiece's tokenizer.model read as the project's tokenizer.bin, and every kind
+// of bad config, directory and tokenizer.model refused with its message. The text generated from
+// them is tools/hf_test.cmake's (tool_staticformer_hf).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "staticformer/io/hf_llama.hpp"
+#include "staticformer/io/safetensors.hpp"
+
+namespace {
+
+namespace io = sf::io;
+namespace fs = std::filesystem;
+const std::string hf_dir = std::string(SF_TEST_DATA_DIR) + "/hf/";
+
+std::vector<std::byte> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> b(s.size());
+  std::memcpy(b.data(), s.data(), s.size());
+  return b;
+}
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// A scratch directory, removed at the end.
+struct scratch {
+  fs::path dir = fs::temp_directory_path() / ("sf_hf_" + std::to_string(::getpid()));
+  scratch() { fs::create_directories(dir); }
+  ~scratch() { fs::remove_all(dir); }
+};
+
+// The reference value of element i of the file's tensor t, as the file stores it.
+float file_value(const io::file& f, const io::tensor_info& t, std::size_t i) {
+  const std::byte* p = f.data(t).data();
+  if (t.type == io::dtype::F32) {
+    float v;
+    std::memcpy(&v, p + 4 * i, 4);
+    return v;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p + 2 * i, 2);
+  if (t.type == io::dtype::BF16) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+    float v;
+    std::memcpy(&v, &bits, 4);
+    return v;
+  }
+  // F16 by its definition: (-1)^s 2^(e-15) (1 + m/1024), or 2^-14 m/1024 when e = 0
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double mag = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+  return static_cast<float>((h & 0x8000) ? -mag : mag);
+}
+
+TEST(HfLlama, ReadsTransformersDirectories) {
+  struct expected {
+    const char* name;
+    const char* dtype;
+    std::size_t kv;
+    bool tied;
+    double eps, theta;
+  };
+  for (const expected& x : {expected{"llama_gqa_f32", "F32", 2, false, 1e-5, 5000},
+                            expected{"llama_tied_bf16", "BF16", 0, true, 1e-5, 10000},
+                            expected{"llama_mqa_f16", "F16", 1, false, 1e-6, 10000}}) {
+    SCOPED_TRACE(x.name);
+    auto m = io::read_hf_llama(hf_dir + x.name);
+    ASSERT_TRUE(m.is_ok()) << m.message();
+    const sf::arch& a = m->arch;
+    EXPECT_EQ(a.V, 512u);
+    EXPECT_EQ(a.T, 64u);
+    EXPECT_EQ(a.D, 32u);
+    EXPECT_EQ(a.H, 4u);
+    EXPECT_EQ(a.kv_heads, x.kv);
+    EXPECT_EQ(a.L, 2u);
+    EXPECT_EQ(a.F, 96u);
+    EXPECT_EQ(a.tied, x.tied);
+    EXPECT_EQ(a.norm_eps, x.eps);
+    EXPECT_EQ(a.rope_base, x.theta);
+    EXPECT_EQ(a.ffn, sf::ffn_kind::gated);
+    EXPECT_EQ(a.activation, sf::activation_kind::silu);
+    EXPECT_EQ(a.norm, sf::norm_kind::rmsnorm);
+    EXPECT_EQ(a.position, sf::position_kind::rope);
+    EXPECT_EQ(a.rope_pairs, sf::rope_pairs_kind::halves);
+    EXPECT_FALSE(a.bias);
+    EXPECT_EQ(m->dtype, x.dtype);
+    ASSERT_TRUE(m->tokenizer.has_value());
+    EXPECT_EQ(m->tokenizer->size(), 512u);
+    // Every weight: ours [in, out] is the file's [out, in] transposed (the embedding and the
+    // norms as they are), value for value.
+    auto f = io::file::open(hf_dir + x.name + "/model.safetensors");
+    ASSERT_TRUE(f.is_ok()) << f.message();
+    const auto shapes = io::llama2c_tensor_shapes(a);
+    ASSERT_EQ(m->tensors.size(), shapes.size());
+    std::size_t checked = 0;
+    for (const io::llama2c_tensor& t : m->tensors) {
+      std::string theirs = t.name;
+      bool transpose = t.shape.size() == 2 && t.name != "tok_emb.weight";
+      auto sub = [&](const char* from, const char* to) {
+        if (const std::size_t at = theirs.find(from); at != std::string::npos) theirs.replace(at, std::strlen(from), to);
+      };
+      sub("blocks.", "model.layers.");
+      sub("attn.wq", "self_attn.q_proj.weight");
+      sub("attn.wk", "self_attn.k_proj.weight");
+      sub("attn.wv", "self_attn.v_proj.weight");
+      sub("attn.wo", "self_attn.o_proj.weight");
+      sub("ffn.w1", "mlp.gate_proj.weight");
+      sub("ffn.w2", "mlp.down_proj.weight");
+      sub("ffn.w3", "mlp.up_proj.weight");
+      sub("norm1", "input_layernorm");
+      sub("norm2", "post_attention_layernorm");
+      sub("norm_f", "model.norm");
+      sub("tok_emb", "model.embed_tokens");
+      const io::tensor_info* i = f->find(theirs);
+      ASSERT_NE(i, nullptr) << theirs;
+      EXPECT_EQ(io::to_string(i->type), x.dtype);
+      const std::size_t rows = t.shape[0], cols = t.shape.size() == 2 ? t.shape[1] : 1;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) {
+          const float want = file_value(*f, *i, transpose ? c * rows + r : r * cols + c);
+          ASSERT_EQ(t.values[r * cols + c], want) << t.name << " [" << r << ", " << c << "]";
+          ++checked;
+        }
+    }
+    std::size_t total = 0;
+    for (const io::llama2c_tensor& t : m->tensors) total += t.values.size();
+    EXPECT_EQ(checked, total);
+  }
+}
+
+TEST(HfLlama, HalfAndBfloat16ConvertExactly) {
+  for (std::uint32_t h = 0; h < 65536; ++h) {
+    const auto bits = static_cast<std::uint16_t>(h);
+    const float got = io::detail::f16_to_float(bits);
+    const int e = (h >> 10) & 0x1f;
+    if (e == 0x1f) {
+      EXPECT_TRUE((h & 0x3ff) ? std::isnan(got) : std::isinf(got)) << h;
+      continue;
+    }
+    const int m = h & 0x3ff;
+    const double mag = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+    ASSERT_EQ(got, static_cast<float>((h & 0x8000) ? -mag : mag)) << h;
+    ASSERT_EQ(std::signbit(got), (h & 0x8000) != 0) << h;
+  }
+  EXPECT_EQ(io::detail::bf16_to_float(0x3f80), 1.0f);
+  EXPECT_EQ(io::detail::bf16_to_float(0xc2f7), -123.5f);
+  EXPECT_EQ(io::detail::bf16_to_float(0x0001), std::ldexp(1.0f, -133));
+}
+
+// sentencepiece's tok512.model reads to the bytes tools/tokenizer_bin.py wrote from it (tok512.bin).
+TEST(HfLlama, SentencepieceModelIsTokenizerBin) {
+  auto t = io::read_sentencepiece_model(std::string(SF_TEST_DATA_DIR) + "/bpe/tok512.model");
+  ASSERT_TRUE(t.is_ok()) << t.message();
+  EXPECT_TRUE(t->serialize() == read_bytes(std::string(SF_TEST_DATA_DIR) + "/bpe/tok512.bin"));
+}
+
+TEST(HfLlama, RefusesBadSentencepieceModels) {
+  const std::vector<std::byte> good = read_bytes(std::string(SF_TEST_DATA_DIR) + "/bpe/tok512.model");
+  // Every prefix: read or refused, never out of bounds (the sanitizer build checks the reads).
+  std::size_t refused = 0;
+  for (std::size_t n = 0; n < good.size(); n += 7) {
+    auto t = io::parse_sentencepiece_model(std::span(good.data(), n), "cut");
+    if (!t) {
+      ++refused;
+      EXPECT_NE(std::string(t.message()).find("'cut': sentencepiece model: "), std::string::npos) << t.message();
+    }
+  }
+  EXPECT_GT(refused, good.size() / 14);
+  auto none = io::parse_sentencepiece_model({}, "empty");
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_STREQ(none.message(), "'empty': sentencepiece model: fewer than 3 pieces (0)");
+  // A length running past the end; a group (wire type 3); bos_id 0 (field 41 of the trainer spec).
+  const std::vector<std::byte> past{std::byte{0x0a}, std::byte{0x7f}, std::byte{0x01}};
+  EXPECT_NE(std::string(io::parse_sentencepiece_model(past, "x").message()).find("cut off or malformed at byte 0"),
+            std::string::npos);
+  const std::vector<std::byte> group{std::byte{0x0b}};
+  EXPECT_FALSE(io::parse_sentencepiece_model(group, "x").is_ok());
+  std::vector<std::byte> bos0 = good;
+  const std::byte spec[] = {std::byte{0x12}, std::byte{0x03}, std::byte{0xc8}, std::byte{0x02}, std::byte{0x00}};
+  bos0.insert(bos0.end(), std::begin(spec), std::end(spec));  // trainer_spec { bos_id: 0 } appended (merged)
+  auto t = io::parse_sentencepiece_model(bos0, "bos0");
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_NE(std::string(t.message()).find("BOS is id 0 and EOS 2; llama2.c's tokenizer (run.c) takes 1 and 2"),
+            std::string::npos)
+      << t.message();
+}
+
+TEST(HfLlama, RefusesBadConfigs) {
+  const std::string good = read_text(hf_dir + "llama_gqa_f32/config.json");
+  ASSERT_TRUE(io::hf_llama_config(good).is_ok());
+  auto refused = [&](const std::string& from, const std::string& to, const std::string& message) {
+    std::string text = good;
+    const std::size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    auto a = io::hf_llama_config(text, "c.json");
+    ASSERT_FALSE(a.is_ok()) << to;
+    EXPECT_NE(std::string(a.message()).find(message), std::string::npos) << a.message();
+  };
+  refused("\"model_type\": \"llama\"", "\"model_type\": \"gpt2\"", "'c.json': model_type is \"gpt2\": only Hugging Face's Llama");
+  refused("\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", "hidden_act is \"gelu\"");
+  refused("\"hidden_size\": 32", "\"hidden_size\": 30", "num_attention_heads 4 does not divide hidden_size 30");
+  refused("\"hidden_size\": 32", "\"hidden_size\": -32", "'hidden_size' is -32: expected a positive integer");
+  refused("\"hidden_size\": 32", "\"hidden_size\": 3.5", "'hidden_size' is 3.5: expected a positive integer");
+  refused("\"hidden_size\": 32", "\"width\": 32", "no field 'hidden_size'");
+  refused("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3", "num_key_value_heads 3 does not divide num_attention_heads 4");
+  refused("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}", "RoPE scaling is not implemented");
+  refused("\"attention_bias\": false", "\"attention_bias\": true", "biases are not read");
+  refused("\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": \"small\"", "'rms_norm_eps' is \"small\": expected a positive number");
+  refused("\"tie_word_embeddings\": false", "\"tie_word_embeddings\": 1", "tie_word_embeddings is 1: expected true or false");
+  refused("\"num_attention_heads\": 4", "\"num_attention_heads\": 4, \"head_dim\": 16", "head_dim is 16");
+  refused("\"hidden_size\": 32", "\"hidden_size\": 36, \"num_attention_heads_\": 4", "head size 9 is odd");
+  EXPECT_STREQ(io::hf_llama_config("[1, 2]", "c.json").message(), "'c.json': not a JSON object");
+  EXPECT_STREQ(io::hf_llama_config("{\"a\": ", "c.json").message(), "'c.json': not a JSON object");
+}
+
+TEST(HfLlama, RefusesBadDirectories) {
+  scratch s;
+  const std::string src = hf_dir + "llama_gqa_f32";
+  auto f = io::file::open(src + "/model.safetensors");
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  // A copy of the directory whose model.safetensors is rewritten by `edit` (tensor name, dtype,
+  // shape, values).
+  auto dir_with = [&](const std::string& name, auto edit) {
+    const fs::path d = s.dir / name;
+    fs::create_directories(d);
+    fs::copy_file(src + "/config.json", d / "config.json");
+    io::writer w;
+    for (const io::tensor_info& t : f->tensors()) {
+      std::string n = t.name;
+      io::shape_t shape = t.shape;
+      std::vector<float> v(t.elements());
+      io::detail::convert(t.type, f->data(t), v.data(), v.size());
+      if (!edit(n, shape, v)) continue;
+      w.add(n, v, shape);
+    }
+    EXPECT_TRUE(w.write((d / "model.safetensors").string()).is_ok());
+    return d.string();
+  };
+  auto refused = [&](const std::string& dir, const std::string& message) {
+    auto m = io::read_hf_llama(dir);
+    ASSERT_FALSE(m.is_ok());
+    EXPECT_NE(std::string(m.message()).find(message), std::string::npos) << m.message();
+  };
+  const std::string q = "model.layers.1.self_attn.q_proj.weight";
+  refused(dir_with("missing", [&](std::string& n, io::shape_t&, std::vector<float>&) { return n != q; }),
+          "missing tensor '" + q + "'");
+  refused(dir_with("extra", [&](std::string& n, io::shape_t&, std::vector<float>&) {
+            if (n == q) n = "model.layers.1.self_attn.q_bias";
+            return true;
+          }),
+          "missing tensor '" + q + "'");
+  refused(dir_with("shape", [&](std::string& n, io::shape_t& shape, std::vector<float>&) {
+            if (n == q) shape = {64, 16};  // (the same count)
+            return true;
+          }),
+          "tensor '" + q + "': expected shape [32, 32] (from ");
+  refused(dir_with("nan", [&](std::string& n, io::shape_t&, std::vector<float>& v) {
+            if (n == q) v[5] = std::nanf("");
+            return true;
+          }),
+          "tensor '" + q + "': element [0, 5] is nan");
+  const std::string extra_dir = dir_with("unexpected", [&](std::string& n, io::shape_t&, std::vector<float>&) {
+    (void)n;
+    return true;
+  });
+  {  // one tensor more than the architecture's
+    io::writer w;
+    for (const io::tensor_info& t : f->tensors()) {
+      std::vector<float> v(t.elements());
+      io::detail::convert(t.type, f->data(t), v.data(), v.size());
+      w.add(t.name, v, t.shape);
+    }
+    w.add("model.layers.2.input_layernorm.weight", std::vector<float>(32, 1.0f), {32});
+    ASSERT_TRUE(w.write(extra_dir + "/model.safetensors").is_ok());
+  }
+  refused(extra_dir, "unexpected tensor 'model.layers.2.input_layernorm.weight'");
+  const fs::path none = s.dir / "none";
+  fs::create_directories(none);
+  fs::copy_file(src + "/config.json", none / "config.json");
+  refused(none.string(), "no model.safetensors");
+  std::ofstream(none / "model.safetensors.index.json") << "{}";
+  refused(none.string(), "the weights are sharded");
+  refused((s.dir / "absent").string(), "cannot open '");
+  EXPECT_TRUE(io::is_hf_directory(src));
+  EXPECT_FALSE(io::is_hf_directory(src + "/config.json"));
+  EXPECT_FALSE(io::is_hf_directory((s.dir / "absent").string()));
+}
+
+}  // namespace

@@ -1,0 +1,54 @@
+# Test of `staticformer run` and `convert` on Hugging Face Llama directories, run by CTest
+# (tools/CMakeLists.txt, label `tool`):
+#   cmake -DSTATICFORMER=<staticformer> -DDATA=<test/data> -DWORK=<scratch dir> -P hf_test.cmake
+# Three directories written by transformers' save_pretrained (test/data/hf/README.md): float32 with
+# grouped-query attention and rope_theta 5000, bfloat16 with a tied head, float16 with one key/value
+# head and rms_norm_eps 1e-6; each with sentencepiece's tokenizer.model. `staticformer run DIR -t 0`
+# must print transformers' greedy text byte for byte (test/data/hf/<name>.expected.txt; the
+# architecture is compiled on first use); `convert DIR -o M.safetensors` keeps the weights and the
+# tokenizer (the checkpoint prints the same text, greedy and sampled); -z gives the tokenizer
+# another way. Then the refusals.
+cmake_minimum_required(VERSION 3.20)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_text, expect_match
+
+set(H "${DATA}/hf")
+foreach(name llama_gqa_f32 llama_tied_bf16 llama_mqa_f16)
+  expect_text("${H}/${name}.expected.txt" "${H}/${name}" -t 0 -n 48)
+  sf(convert "${H}/${name}" -o "${WORK}/${name}.safetensors")
+  if(NOT sf_rc EQUAL 0)
+    message(FATAL_ERROR "convert ${name}: exit status ${sf_rc}\n${sf_err}")
+  endif()
+  expect_match("convert ${name}" "${sf_err}" "saved .*${name}.safetensors \\(a float checkpoint of the Hugging Face directory .*, (F32|BF16|F16) weights; .*rope_pairs=halves; with the tokenizer .*tokenizer.model, 512 pieces\\)")
+  expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.safetensors" -t 0 -n 48)
+  # sampled (run.c's recipe): the directory and its checkpoint give the same text
+  sf(run "${H}/${name}" -t 0.9 -p 0.9 -s 11 -n 0 -i "JULIET:")
+  set(sampled "${sf_out}")
+  sf(run "${WORK}/${name}.safetensors" -t 0.9 -p 0.9 -s 11 -n 0 -i "JULIET:")
+  if(NOT sf_rc EQUAL 0 OR NOT sf_out STREQUAL sampled OR NOT sampled MATCHES "^JULIET:")
+    message(FATAL_ERROR "run -t 0.9 -s 11 of ${name} and of its checkpoint differ:\n${sampled}\n---\n${sf_out}\n${sf_err}")
+  endif()
+  message(STATUS "ok: ${name} and its checkpoint sample the same text")
+endforeach()
+# -z: llama2.c's tokenizer.bin of the same pieces (tools/tokenizer_bin.py of tok512.model)
+expect_text("${H}/llama_gqa_f32.expected.txt" "${H}/llama_gqa_f32" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)
+
+# ---- refusals
+sf_error(2 "is a Hugging Face directory: it converts to a float checkpoint" convert "${H}/llama_gqa_f32" -o "${WORK}/x.bin" --llama2c 1)
+sf_error(2 "is a Hugging Face directory: it converts to a float checkpoint" convert "${H}/llama_gqa_f32" -o "${WORK}/x.safetensors" --int8)
+file(MAKE_DIRECTORY "${WORK}/gpt2")
+file(WRITE "${WORK}/gpt2/config.json" "{\"model_type\": \"gpt2\", \"n_embd\": 32}")
+sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" run "${WORK}/gpt2" -t 0)
+sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" convert "${WORK}/gpt2" -o "${WORK}/x.safetensors")
+file(MAKE_DIRECTORY "${WORK}/notok")
+file(COPY "${H}/llama_gqa_f32/config.json" "${H}/llama_gqa_f32/model.safetensors" DESTINATION "${WORK}/notok")
+sf_error(1 "notok: no tokenizer.model \\(give llama2.c's tokenizer.bin with -z\\)" run "${WORK}/notok" -t 0)
+sf_error(1 "-z .*tok512.model: " run "${H}/llama_gqa_f32" -z "${DATA}/bpe/tok512.model" -t 0)
+foreach(x x.bin x.safetensors)
+  if(EXISTS "${WORK}/${x}")
+    message(FATAL_ERROR "a refused conversion wrote ${WORK}/${x}")
+  endif()
+endforeach()
+message(STATUS "staticformer run and convert of Hugging Face directories: transformers' text; refusals as expected")

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Hugging Face Llama directories and the text transformers generates from them, for the tests of
+staticformer's reader (test/data/hf/README.md, tools/hf_test.cmake).
+
+    python3 tools/make_hf_reference.py test/data/bpe/tok512.model test/data/hf
+
+Needs transformers (any version with LlamaForCausalLM and num_key_value_heads: 4.35.2 with
+Debian's python3-torch 1.13 in a venv made with --system-site-packages), safetensors and
+sentencepiece. For each model: a random LlamaForCausalLM (fixed seed) saved by save_pretrained
+(config.json, model.safetensors) with LlamaTokenizer's tokenizer.model (tok512.model, a
+sentencepiece BPE model of 512 pieces), and <name>.expected.txt: transformers' greedy generate()
+after the prompt "ROMEO: But soft" (BOS and sentencepiece's ids, as llama2.c's run.c encodes it),
+printed as run.c prints (and `staticformer run -t 0 -n 48` prints): the 48 tokens after BOS, the
+prompt's included, each piece after the previous one (no space after BOS, <0xXX> as its byte,
+nothing for an unprintable lone byte), then a newline; a generated BOS ends the text.
+"""
+import os
+import sys
+
+import sentencepiece
+import torch
+import transformers
+from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer
+
+PROMPT = "ROMEO: But soft"
+STEPS = 48  # run.c's -n
+
+
+def runc_text(sp, ids):
+    """run.c's printing of ids[1..STEPS] (ids[0] is BOS)."""
+    out = b""
+    for pos in range(STEPS):
+        prev, nxt = ids[pos], ids[pos + 1]
+        if nxt == 1:
+            break
+        piece = sp.id_to_piece(nxt).replace("\u2581", " ")
+        if prev == 1 and piece.startswith(" "):
+            piece = piece[1:]
+        b = piece.encode("utf-8")
+        if piece.startswith("<0x") and piece.endswith(">") and len(piece) == 6:
+            b = bytes([int(piece[3:5], 16)])
+        if len(b) == 1 and not (0x20 <= b[0] <= 0x7e or b in b" \t\n\v\f\r"):  # C's isprint, isspace
+            continue
+        out += b
+    return out + b"\n"
+
+
+def make(name, sp_model, out_dir, seed, dtype, **config):
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(**config)
+    model = LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():  # larger weights than the default init (0.02), so that the text varies
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.1)
+            else:
+                p.uniform_(0.8, 1.2)
+    d = os.path.join(out_dir, name)
+    model.to(dtype).save_pretrained(d, safe_serialization=True)
+    LlamaTokenizer(vocab_file=sp_model).save_pretrained(d)
+    for extra in ("tokenizer.json", "generation_config.json"):  # (not needed: keep the directory small)
+        if os.path.exists(os.path.join(d, extra)):
+            os.remove(os.path.join(d, extra))
+    # generate from the weights as stored (bf16 values, computed in float32)
+    model = LlamaForCausalLM.from_pretrained(d, torch_dtype=torch.float32).eval()
+    sp = sentencepiece.SentencePieceProcessor(model_file=sp_model)
+    prompt = [1] + sp.encode(PROMPT)
+    with torch.no_grad():
+        out = model.generate(torch.tensor([prompt]), max_new_tokens=STEPS + 1 - len(prompt), do_sample=False,
+                             num_beams=1, pad_token_id=0, eos_token_id=None)[0].tolist()
+    text = runc_text(sp, out)
+    with open(os.path.join(out_dir, name + ".expected.txt"), "wb") as f:
+        f.write(text)
+    print(f"{d}: {dtype}, {sum(p.numel() for p in model.parameters())} parameters; {text!r}")
+
+
+def main():
+    sp_model, out_dir = sys.argv[1], sys.argv[2]
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
+    base = dict(vocab_size=512, hidden_size=32, intermediate_size=96, num_attention_heads=4, num_hidden_layers=2,
+                max_position_embeddings=64, rms_norm_eps=1e-5)
+    make("llama_gqa_f32", sp_model, out_dir, 1, torch.float32, num_key_value_heads=2, rope_theta=5000.0,
+         tie_word_embeddings=False, **base)
+    make("llama_tied_bf16", sp_model, out_dir, 5, torch.bfloat16, num_key_value_heads=4, rope_theta=10000.0,
+         tie_word_embeddings=True, **base)
+    make("llama_mqa_f16", sp_model, out_dir, 3, torch.float16, num_key_value_heads=1, rope_theta=10000.0,
+         tie_word_embeddings=False, **dict(base, rms_norm_eps=1e-6))
+
+
+if __name__ == "__main__":
+    main()
