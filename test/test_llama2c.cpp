@@ -323,6 +323,36 @@ TEST(Llama2c, Version2IsTheInt8CheckpointAsItIs) {
   EXPECT_NE(std::string(g16.message()).find("groups of 16 are not a multiple of 32"), std::string::npos) << g16.message();
 }
 
+// RoPE's pair conventions: halves and back is the identity; W_q's column j of the halves model is
+// the adjacent model's column 2j (j < d_k/2) or 2(j - d_k/2) + 1, within each head; W_k too.
+TEST(Llama2c, RopePairsConvertByPermutingColumns) {
+  io::llama2c_model m = read_ok("gqa_unshared.v1.bin");
+  const std::size_t dk = m.arch.dk();
+  sf::arch a = m.arch;
+  std::vector<io::llama2c_tensor> t = m.tensors;
+  ASSERT_TRUE(io::convert_rope_pairs(a, t, sf::rope_pairs_kind::halves).is_ok());
+  EXPECT_EQ(a.rope_pairs, sf::rope_pairs_kind::halves);
+  std::size_t changed = 0;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    const bool qk = t[k].name.find("attn.wq") != std::string::npos || t[k].name.find("attn.wk") != std::string::npos;
+    if (!qk) {
+      EXPECT_TRUE(t[k].values == m.tensors[k].values) << t[k].name;
+      continue;
+    }
+    ++changed;
+    const std::size_t cols = t[k].shape[1];
+    for (std::size_t r = 0; r < t[k].shape[0]; ++r)
+      for (std::size_t j = 0; j < cols; ++j) {
+        const std::size_t i = j % dk, from = j - i + (i < dk / 2 ? 2 * i : 2 * (i - dk / 2) + 1);
+        ASSERT_EQ(t[k].values[r * cols + j], m.tensors[k].values[r * cols + from]) << t[k].name;
+      }
+  }
+  EXPECT_EQ(changed, 2 * m.arch.L);
+  ASSERT_TRUE(io::convert_rope_pairs(a, t, sf::rope_pairs_kind::adjacent).is_ok());
+  EXPECT_EQ(a, m.arch);
+  for (std::size_t k = 0; k < t.size(); ++k) EXPECT_TRUE(t[k].values == m.tensors[k].values) << t[k].name;
+}
+
 TEST(Llama2c, RefusesArchitecturesItCannotHold) {
   io::llama2c_model m = read_ok("mha_shared.v1.bin");
   auto refused = [&](sf::arch a, const char* text) {

@@ -6,8 +6,9 @@
 # head and rms_norm_eps 1e-6; each with sentencepiece's tokenizer.model. `staticformer run DIR -t 0`
 # must print transformers' greedy text byte for byte (test/data/hf/<name>.expected.txt; the
 # architecture is compiled on first use); `convert DIR -o M.safetensors` keeps the weights and the
-# tokenizer (the checkpoint prints the same text, greedy and sampled); -z gives the tokenizer
-# another way. Then the refusals.
+# tokenizer (the checkpoint prints the same text, greedy and sampled), and the checkpoint converts
+# to llama2.c's version 0 file (RoPE's pairs permuted), which prints the same greedy text with its
+# tokenizer.bin; -z gives the tokenizer another way. Then the refusals.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -32,10 +33,20 @@ foreach(name llama_gqa_f32 llama_tied_bf16 llama_mqa_f16)
   endif()
   message(STATUS "ok: ${name} and its checkpoint sample the same text")
 endforeach()
+# To llama2.c's version 0 file (RoPE's halves pairs permuted to adjacent ones): the same greedy text
+# from the .bin and its tokenizer.bin (what run.c prints for it).
+foreach(name llama_tied_bf16)  # (the others: rope_theta 5000 and eps 1e-6, which llama2.c cannot hold)
+  sf(convert "${WORK}/${name}.safetensors" -o "${WORK}/${name}.v0.bin" --llama2c 0 --tokenizer-out "${WORK}/${name}.tok.bin")
+  if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "RoPE's halves pairs \\(Hugging Face's rotate_half\\) as llama2.c's adjacent pairs")
+    message(FATAL_ERROR "convert ${name}.safetensors --llama2c 0: exit status ${sf_rc}\n${sf_err}")
+  endif()
+  expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.v0.bin" -z "${WORK}/${name}.tok.bin" -t 0 -n 48)
+endforeach()
 # -z: llama2.c's tokenizer.bin of the same pieces (tools/tokenizer_bin.py of tok512.model)
 expect_text("${H}/llama_gqa_f32.expected.txt" "${H}/llama_gqa_f32" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)
 
 # ---- refusals
+sf_error(1 "llama2.c holds only rope_base 10000 models \\(this one: 5000\\)" convert "${WORK}/llama_gqa_f32.safetensors" -o "${WORK}/x.bin" --llama2c 0)
 sf_error(2 "is a Hugging Face directory: it converts to a float checkpoint" convert "${H}/llama_gqa_f32" -o "${WORK}/x.bin" --llama2c 1)
 sf_error(2 "is a Hugging Face directory: it converts to a float checkpoint" convert "${H}/llama_gqa_f32" -o "${WORK}/x.safetensors" --int8)
 file(MAKE_DIRECTORY "${WORK}/gpt2")

@@ -599,6 +599,33 @@ sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::
 
 // ----------------------------------------------------------------------------- checkpoints
 
+sf::status convert_rope_pairs(sf::arch& a, std::vector<llama2c_tensor>& tensors, sf::rope_pairs_kind to) {
+  if (a.rope_pairs == to) return sf::status::ok();
+  const std::size_t dk = a.dk();
+  // halves column j ← adjacent column from(j); the inverse permutation the other way
+  auto from = [dk](std::size_t j) {
+    const std::size_t head = j / dk, i = j % dk;
+    return head * dk + (i < dk / 2 ? 2 * i : 2 * (i - dk / 2) + 1);
+  };
+  for (llama2c_tensor& t : tensors) {
+    const bool q = t.name.size() > 8 && t.name.compare(t.name.size() - 8, 8, ".attn.wq") == 0;
+    const bool k = t.name.size() > 8 && t.name.compare(t.name.size() - 8, 8, ".attn.wk") == 0;
+    if (!q && !k) continue;
+    if (t.shape.size() != 2 || t.shape[1] % dk != 0 || t.values.size() != t.shape[0] * t.shape[1])
+      return detail::fail({"tensor '", t.name, "': shape ", to_string(t.shape), " is not [D, heads * d_k]"});
+    const std::size_t rows = t.shape[0], cols = t.shape[1];
+    std::vector<float> v(t.values.size());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < cols; ++j) {
+        if (to == sf::rope_pairs_kind::halves) v[r * cols + j] = t.values[r * cols + from(j)];
+        else v[r * cols + from(j)] = t.values[r * cols + j];
+      }
+    t.values = std::move(v);
+  }
+  a.rope_pairs = to;
+  return sf::status::ok();
+}
+
 result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
                                                       const metadata_map& extra) {
   writer w;
@@ -688,7 +715,10 @@ result<llama2c_model> llama2c_from_checkpoint(const file& f) {
   llama2c_model m;
   m.arch = *a;
   if (kv != 0) m.arch.kv_heads = kv == m.arch.H ? 0 : kv;
+  const sf::rope_pairs_kind pairs = m.arch.rope_pairs;  // (halves: permuted to adjacent once read)
+  m.arch.rope_pairs = sf::rope_pairs_kind::adjacent;
   if (sf::status s = llama2c_check_arch(m.arch); !s) return detail::fail({"'", origin, "': ", s.message()});
+  m.arch.rope_pairs = pairs;
   const auto shapes = llama2c_tensor_shapes(m.arch);
   if (f.tensors().size() != shapes.size())
     for (const tensor_info& t : f.tensors()) {
@@ -714,6 +744,8 @@ result<llama2c_model> llama2c_from_checkpoint(const file& f) {
   } catch (const std::bad_alloc&) {
     return detail::fail({"'", origin, "': out of memory"});
   }
+  if (sf::status s = convert_rope_pairs(m.arch, m.tensors, sf::rope_pairs_kind::adjacent); !s)
+    return detail::fail({"'", origin, "': ", s.message()});
   return m;
 }
 

@@ -608,6 +608,9 @@ int convert_llama2c(int argc, char** argv, bool llama2c_out) {
                                    "llama2.c's export.py does)");
   sf::io::result<sf::io::llama2c_model> m = sf::io::llama2c_from_checkpoint(*f);
   if (!m) return fail_in("convert", m.message());
+  if (sf::io::result<sf::arch> c = sf::io::read_config(*f); c && c->rope_pairs == sf::rope_pairs_kind::halves)
+    std::fprintf(stderr, "staticformer convert: %s: RoPE's halves pairs (Hugging Face's rotate_half) as llama2.c's adjacent "
+                         "pairs: the columns of W_q and W_k permuted within each head\n", in.c_str());
   sf::io::result<sf::io::any_tokenizer> tok = sf::io::any_tokenizer{};
   if (!tokenizer_out.empty()) {
     if (!sf::io::has_tokenizer(f->metadata())) return fail_in("convert", sf_gen::no_tokenizer_message(in));

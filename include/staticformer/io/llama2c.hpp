@@ -107,6 +107,13 @@ sf::status write_llama2c(const std::string& path, const llama2c_model& m, const 
 sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
                          int version, std::size_t group_size = 64);
 
+// The same model in RoPE's other pair convention (a.rope_pairs becomes `to`): within each head the
+// columns of blocks.*.attn.wq and wk are permuted — column j of the halves model (pairs (i, i+d_k/2),
+// Hugging Face's rotate_half) is column 2j (j < d_k/2) or 2(j-d_k/2)+1 of the adjacent one (pairs
+// (2i, 2i+1), Meta's and llama2.c's). The queries and keys are permuted alike, so every attention
+// score is the same sum (in another order: equal up to float rounding). Nothing else changes.
+sf::status convert_rope_pairs(sf::arch& a, std::vector<llama2c_tensor>& tensors, sf::rope_pairs_kind to);
+
 // A float checkpoint (docs/model.md) of a LLaMA-family model of any architecture (llama2.c's,
 // Hugging Face's): config_metadata(a), `extra` (no configuration key), and the tensors, which
 // must be exactly llama2c_tensor_shapes(a) in names and shapes (any order).
@@ -126,7 +133,8 @@ result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, 
 // llama2c_checkpoint_bytes, sf::quantize).
 result<std::vector<std::byte>> llama2c_int8_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra = {});
 // The other way: a float checkpoint of an architecture llama2.c can hold (llama2c_check_arch) as
-// a model to write with write_llama2c (version 1 unless changed).
+// a model to write with write_llama2c (version 1 unless changed); a checkpoint with RoPE's halves
+// pairs (from Hugging Face) is converted to adjacent pairs (convert_rope_pairs).
 result<llama2c_model> llama2c_from_checkpoint(const file& f);
 result<llama2c_model> llama2c_from_checkpoint(const std::string& path);
 
