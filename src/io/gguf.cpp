@@ -15,6 +15,7 @@
 #include <optional>
 #include <sys/stat.h>
 
+#include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
 
 namespace sf::io {
@@ -182,6 +183,17 @@ struct kv {
 
 constexpr std::uint64_t max_key = 65535, max_string = 1u << 30, max_depth = 3;
 
+// The double of a float32 value's shortest decimal form: a float32 1e-6 is read as 1e-06, not
+// 9.99999997e-07 (a checkpoint's metadata then shows what the file's writer meant).
+double float_key_value(float x) {
+  if (!std::isfinite(x)) return x;
+  char buf[32];
+  const auto w = std::to_chars(buf, buf + sizeof buf, x);
+  double d;
+  if (w.ec != std::errc() || std::from_chars(buf, w.ptr, d).ec != std::errc()) return x;
+  return d;
+}
+
 bool read_scalar(cursor& c, std::uint32_t t, kv& v, const std::string& what) {
   const std::uint64_t n = fixed_size(t);
   if (!c.need(n, what)) return false;
@@ -203,15 +215,7 @@ bool read_scalar(cursor& c, std::uint32_t t, kv& v, const std::string& what) {
       const std::uint32_t r = static_cast<std::uint32_t>(raw);
       float x;
       std::memcpy(&x, &r, 4);
-      // The double of the float's shortest decimal form: a float32 1e-6 is read as 1e-06, not
-      // 9.99999997e-07 (the checkpoint's metadata shows what the file's writer wrote).
-      v.f = x;
-      char buf[32];
-      if (std::isfinite(x)) {
-        const auto w = std::to_chars(buf, buf + sizeof buf, x);
-        double d;
-        if (w.ec == std::errc() && std::from_chars(buf, w.ptr, d).ec == std::errc()) v.f = d;
-      }
+      v.f = float_key_value(x);
       break;
     }
     case F64: std::memcpy(&v.f, &raw, 8); break;
@@ -717,6 +721,73 @@ result<tokenizer_bin> gguf_tokenizer(const gguf_model& m) {
   }
 }
 
+void gguf_set_tokenizer(gguf_model& m, const tokenizer_bin& t) {
+  m.tokenizer_model = "llama";
+  m.tokens.clear(), m.scores.clear(), m.token_types.clear();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto id = static_cast<std::int32_t>(i);
+    const std::string_view p = t.raw_piece(id);
+    std::string s;
+    std::int32_t type = 1;
+    if (id == sf::bpe_tokenizer::bos() && p == "\n<s>\n") {
+      s = "<s>", type = 3;
+    } else if (id == sf::bpe_tokenizer::eos() && p == "\n</s>\n") {
+      s = "</s>", type = 3;
+    } else {
+      for (char ch : p) s += ch == ' ' ? std::string_view("\xe2\x96\x81") : std::string_view(&ch, 1);
+      if (i == 0 && s == "<unk>") type = 2;
+      if (s.size() == 6 && s.starts_with("<0x") && s.ends_with(">")) type = 6;
+    }
+    m.tokens.push_back(std::move(s));
+    m.scores.push_back(t.score(id));
+    m.token_types.push_back(type);
+  }
+  m.bos_id = sf::bpe_tokenizer::bos();
+  m.eos_id = sf::bpe_tokenizer::eos();
+}
+
+result<gguf_model> gguf_from_checkpoint(const file& f) {
+  const std::string& origin = f.origin();
+  result<sf::arch> a = read_config(f);
+  if (!a) return detail::fail({"'", origin, "': ", a.message()});
+  gguf_model m;
+  m.arch = *a;
+  if (a->ffn != sf::ffn_kind::gated || a->norm != sf::norm_kind::rmsnorm || a->position != sf::position_kind::rope ||
+      a->activation != sf::activation_kind::silu || a->bias || a->rope_pairs != sf::rope_pairs_kind::adjacent)
+    return detail::fail({"'", origin, "': GGUF's llama is gated silu, rmsnorm, rope on adjacent pairs, without bias; this is ",
+                         describe(*a)});
+  const auto shapes = gguf_tensor_shapes(m.arch);
+  for (const tensor_info& t : f.tensors()) {
+    bool known = false;
+    for (const auto& s : shapes) known = known || s.first == t.name;
+    if (!known) return detail::fail({"'", origin, "': unexpected tensor '", t.name, "' for ", describe(m.arch)});
+  }
+  try {
+    for (const auto& [name, shape] : shapes) {
+      const tensor_info* t = f.find(name);
+      if (!t) return detail::fail({"'", origin, "': missing tensor '", name, "'"});
+      if (t->type != dtype::F32)
+        return detail::fail({"'", origin, "': tensor '", name, "': expected dtype F32, found ", to_string(t->type)});
+      if (t->shape != shape)
+        return detail::fail({"'", origin, "': tensor '", name, "': expected shape ", to_string(shape), ", found ",
+                             to_string(t->shape)});
+      if (std::string e = detail::find_value(f, *t, detail::not_finite); !e.empty())
+        return detail::fail({"'", origin, "': tensor '", name, "': ", e});
+      gguf_tensor x{name, shape, std::vector<float>(t->elements())};
+      detail::convert(t->type, f.data(*t), x.values.data(), x.values.size());
+      m.tensors.push_back(std::move(x));
+    }
+    if (has_tokenizer(f.metadata())) {
+      result<any_tokenizer> tok = read_tokenizer(f.metadata(), m.arch.V);
+      if (!tok) return detail::fail({"'", origin, "': ", tok.message()});
+      if (const tokenizer_bin* b = tok->bpe()) gguf_set_tokenizer(m, *b);
+    }
+  } catch (const std::bad_alloc&) {
+    return detail::fail({"'", origin, "': out of memory"});
+  }
+  return m;
+}
+
 // ----------------------------------------------------------------------------- checkpoints
 
 result<std::vector<std::byte>> gguf_checkpoint_bytes(const gguf_model& m, const metadata_map& extra) {
@@ -805,8 +876,17 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
         {"llama.block_count", a.L},          {"llama.attention.head_count", a.H},
         {"llama.attention.head_count_kv", a.kv()}, {"llama.rope.dimension_count", a.dk()}};
     for (const auto& [k, v] : sizes) w.key(k, U32), w.uint(v, 4);
-    w.key("llama.attention.layer_norm_rms_epsilon", F32), w.f32(static_cast<float>(a.norm_eps));
-    w.key("llama.rope.freq_base", F32), w.f32(static_cast<float>(a.rope_base));
+    // float32 when the reader gives the same double back (its shortest decimal form), else float64.
+    for (const auto& [k, x] : {std::pair<const char*, double>{"llama.attention.layer_norm_rms_epsilon", a.norm_eps},
+                               {"llama.rope.freq_base", a.rope_base}}) {
+      if (float_key_value(static_cast<float>(x)) == x) {
+        w.key(k, F32), w.f32(static_cast<float>(x));
+      } else {
+        std::uint64_t r;
+        std::memcpy(&r, &x, 8);
+        w.key(k, F64), w.uint(r, 8);
+      }
+    }
     if (tok) {
       w.key("tokenizer.ggml.model", STRING), w.str(m.tokenizer_model.empty() ? "llama" : m.tokenizer_model);
       w.key("tokenizer.ggml.tokens", ARRAY), w.uint(STRING, 4), w.uint(m.tokens.size(), 8);

@@ -97,6 +97,17 @@ result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::strin
 // tokens, and bos/eos (when given) are 1 and 2 (sf::bpe_tokenizer's).
 result<tokenizer_bin> gguf_tokenizer(const gguf_model& m);
 
+// The other way: m.tokens, scores, token types and bos/eos (1, 2) from llama2.c's tokenizer, as
+// llama.cpp's converter stores sentencepiece's pieces: ' ' becomes U+2581, "\n<s>\n" and
+// "\n</s>\n" (ids 1 and 2) "<s>" and "</s>"; types: 2 (unknown) for id 0 "<unk>", 3 (control)
+// for 1 and 2, 6 (byte) for <0xXX>, else 1 (normal). gguf_tokenizer gives the same tokenizer back.
+void gguf_set_tokenizer(gguf_model& m, const tokenizer_bin& t);
+
+// A float checkpoint (docs/model.md) of a llama architecture (gated silu, rmsnorm, rope on
+// adjacent pairs, no bias) as a model to write with write_gguf; its BPE tokenizer, if any, as
+// the tokenizer.
+result<gguf_model> gguf_from_checkpoint(const file& f);
+
 // docs/model.md's float checkpoint of the model: config_metadata(m.arch) plus `extra`.
 result<std::vector<std::byte>> gguf_checkpoint_bytes(const gguf_model& m, const metadata_map& extra = {});
 
