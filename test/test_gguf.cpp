@@ -19,6 +19,7 @@
 #include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/gguf.hpp"
 #include "staticformer/io/llama2c.hpp"
+#include "staticformer/io/quantized.hpp"
 #include "staticformer/io/safetensors.hpp"
 
 namespace {
@@ -174,6 +175,37 @@ TEST(Gguf, CheckpointCarriesTheArchitectureAndTheTokenizer) {
     std::memcpy(v.data(), f->data(*i).data(), v.size() * 4);
     EXPECT_EQ(v, x.values) << x.name;
   }
+}
+
+TEST(Gguf, Q8_0FileAsTheInt8CheckpointAsItIs) {
+  const io::gguf_model q = read_ok("llama_q8.gguf");
+  auto bytes = io::gguf_int8_checkpoint_bytes(q);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.message();
+  auto f = io::file::parse(*bytes, "int8");
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_TRUE(io::is_quantized(*f));
+  auto a = io::read_config(*f);
+  ASSERT_TRUE(a.is_ok()) << a.message();
+  EXPECT_EQ(*a, q.arch);
+  for (const io::gguf_q8& b : q.quantized) {
+    const io::tensor_info* t8 = f->find(b.name + ".q8");
+    const io::tensor_info* ts = f->find(b.name + ".scale");
+    ASSERT_TRUE(t8 && ts) << b.name;
+    EXPECT_EQ(t8->shape, (io::shape_t{b.rows, b.cols}));
+    EXPECT_EQ(ts->shape, (io::shape_t{b.rows, b.cols / 32}));
+    EXPECT_EQ(std::memcmp(f->data(*t8).data(), b.q.data(), b.q.size()), 0) << b.name;
+    EXPECT_EQ(std::memcmp(f->data(*ts).data(), b.scales.data(), b.scales.size() * 4), 0) << b.name;
+  }
+  // An F16 file's matrices are not Q8_0: refused, naming one.
+  auto h = io::gguf_int8_checkpoint_bytes(read_ok("llama_f16.gguf"));
+  EXPECT_FALSE(h.is_ok());
+  EXPECT_NE(std::string(h.message()).find("matrix 'tok_emb.weight' was not Q8_0 in the file"), std::string::npos) << h.message();
+  // -128 is refused (ggml never writes it; the int8 checkpoint's range is symmetric).
+  io::gguf_model bad = q;
+  bad.quantized[0].q[5] = -128;
+  auto b = io::gguf_int8_checkpoint_bytes(bad);
+  EXPECT_FALSE(b.is_ok());
+  EXPECT_NE(std::string(b.message()).find("int8 value -128 at 5"), std::string::npos) << b.message();
 }
 
 TEST(Gguf, WriterRoundTrips) {

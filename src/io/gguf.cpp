@@ -17,6 +17,7 @@
 
 #include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
+#include "staticformer/io/quantized.hpp"
 
 namespace sf::io {
 
@@ -804,6 +805,40 @@ result<std::vector<std::byte>> gguf_checkpoint_bytes(const gguf_model& m, const 
     if (t->shape != shape)
       return detail::fail({"GGUF: tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(t->shape)});
     w.add(name, t->values, shape);
+  }
+  return w.serialize();
+}
+
+result<std::vector<std::byte>> gguf_int8_checkpoint_bytes(const gguf_model& m, const metadata_map& extra) {
+  writer w;
+  if (sf::status s = detail::set_quantized_metadata(w, m.arch, extra); !s) return s;
+  try {
+    for (const auto& [name, shape] : gguf_tensor_shapes(m.arch)) {
+      if (shape.size() == 1) {  // a norm's weights: float
+        const gguf_tensor* t = m.find(name);
+        if (!t || t->shape != shape) return detail::fail({"GGUF: missing tensor '", name, "' of shape ", to_string(shape)});
+        w.add(name, t->values, shape);
+        continue;
+      }
+      // ggml's [rows, cols] = [out, in] = the int8 checkpoint's (N, K); a table (V, D).
+      const gguf_q8* q = m.find_q8(name);
+      if (!q) return detail::fail({"GGUF: matrix '", name, "' was not Q8_0 in the file: quantize the float weights instead"});
+      const std::size_t N = q->rows, K = q->cols;
+      if (N * K != shape[0] * shape[1] || q->q.size() != N * K || K % 32 != 0 || q->scales.size() != N * K / 32)
+        return detail::fail({"GGUF: matrix '", name, "' has no Q8_0 blocks for shape ", to_string(shape)});
+      for (std::size_t i = 0; i < q->q.size(); ++i)
+        if (q->q[i] == -128)
+          return detail::fail({"GGUF: matrix '", name, "': int8 value -128 at ", num(i),
+                               " (the int8 checkpoint's range is [-127, 127])"});
+      for (std::size_t g = 0; g < q->scales.size(); ++g)
+        if (!(q->scales[g] >= 0) || !std::isfinite(127.0f * q->scales[g]))
+          return detail::fail({"GGUF: matrix '", name, "': the scale of block ", num(g), " is ",
+                               detail::format_double(q->scales[g]), " (the int8 checkpoint's are >= 0)"});
+      w.add(name + ".q8", dtype::I8, {N, K}, q->q.data());
+      w.add(name + ".scale", dtype::F32, {N, K / 32}, q->scales.data());
+    }
+  } catch (const std::bad_alloc&) {
+    return detail::fail({"GGUF: out of memory"});
   }
   return w.serialize();
 }

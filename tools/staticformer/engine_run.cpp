@@ -164,8 +164,9 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
 }
 
 // `run` for a GGUF file (sf::io::read_gguf) with its own tokenizer (tokenizer.ggml.*), or the
-// tokenizer.bin of -z: the float weights (a Q8_0 file's dequantized; --int8 quantizes them in
-// groups of 32) through the checkpoint path in memory, as run_llama2c.
+// tokenizer.bin of -z, through the checkpoint path in memory, as run_llama2c: a file whose every
+// matrix is Q8_0 on the int8 decoder with its own blocks, else the float weights (--int8 quantizes
+// them in groups of 32).
 int run_gguf(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path, long long steps,
              long long tokens) {
   if (!options.save_int8.empty())
@@ -181,7 +182,18 @@ int run_gguf(const sf_gen::job<>& options, const std::string& prompt, const std:
   if (!t)
     return fail("run", (tokenizer_path.empty() ? options.path + ": " : "-z " + tokenizer_path + ": ") + t.message());
   sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(*t));
+  // Every matrix Q8_0 in the file: the int8 decoder on the file's own blocks (as run_llama2c runs a
+  // version-2 file); else the float weights. A file whose blocks the int8 checkpoint cannot hold
+  // (-128, a negative scale) runs its dequantized weights, with a note.
   sf::io::result<std::vector<std::byte>> bytes = sf::io::gguf_checkpoint_bytes(*m);
+  if (!m->quantized.empty() && !j.int8) {
+    sf::io::result<std::vector<std::byte>> q8 = sf::io::gguf_int8_checkpoint_bytes(*m);
+    if (q8) {
+      bytes = std::move(q8);
+    } else if (m->quantized.size() + m->arch.L * 2 + 1 == sf::io::gguf_tensor_shapes(m->arch).size() && !j.quiet) {
+      std::fprintf(stderr, "%s: %s: its Q8_0 weights run dequantized (%s)\n", j.program, options.path.c_str(), q8.message());
+    }
+  }
   if (!bytes) return fail("run", bytes.message());
   m->quantized = {};
   m->tensors = {};

@@ -111,6 +111,13 @@ result<gguf_model> gguf_from_checkpoint(const file& f);
 // docs/model.md's float checkpoint of the model: config_metadata(m.arch) plus `extra`.
 result<std::vector<std::byte>> gguf_checkpoint_bytes(const gguf_model& m, const metadata_map& extra = {});
 
+// A model whose every matrix (tok_emb and lm_head too) was Q8_0 in the file as staticformer's int8
+// checkpoint (io/quantized.hpp: groups of 32 along the input axis, [out, in]), in memory, without
+// requantizing: the file's blocks are the checkpoint's groups, so the int8 values and every weight
+// q·d are the file's. Refused when a matrix was not Q8_0, or holds the int8 value -128 or a
+// negative scale (the int8 checkpoint's range is symmetric) — then quantize the float weights.
+result<std::vector<std::byte>> gguf_int8_checkpoint_bytes(const gguf_model& m, const metadata_map& extra = {});
+
 struct gguf_write_options {
   gguf_type type = gguf_type::F32;  // of the matrices and tok_emb (F32 or Q8_0); the norms are F32
 };
