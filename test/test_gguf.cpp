@@ -108,6 +108,12 @@ TEST(Gguf, F16AndQ8_0Files) {
   EXPECT_EQ(h.arch.kv_heads, 0u);
   EXPECT_TRUE(h.tokens.empty());
   EXPECT_FALSE(io::gguf_tokenizer(h).is_ok());
+  const io::gguf_model t = read_ok("tiny_f16.gguf");
+  expect_json(t, "tiny_f16");
+  EXPECT_EQ(t.arch.D, 4u);
+  EXPECT_EQ(t.arch.kv(), 1u);
+  EXPECT_EQ(t.arch.F, 6u);
+  EXPECT_TRUE(t.arch.tied);
   const io::gguf_model q = read_ok("llama_q8.gguf");
   expect_json(q, "llama_q8");
   EXPECT_EQ(q.arch, h.arch);
@@ -392,6 +398,14 @@ TEST(Gguf, BadFilesAreRefused) {
   b = good;
   std::memcpy(b.data() + find(b, std::string_view("\x05\0\0\0\0\0\0\0llama", 13)) + 8, "gpt_2", 5);
   EXPECT_REFUSED(b, "architecture \"gpt_2\" is not read (llama is)");
+  b = good, put(b, find(b, "llama.block_count") + 17 + 4, 60000, 4);  // (refused without 60000 blocks' names)
+  EXPECT_REFUSED(b, "missing tensor 'blk.2.attn_norm.weight'");
+  b = good;  // a block beyond block_count, a name with a leading zero
+  std::memcpy(b.data() + find(b, "blk.1.attn_q.weight"), "blk.7.attn_q.weight", 19);
+  EXPECT_REFUSED(b, "unexpected tensor 'blk.7.attn_q.weight' for a llama model of 2 blocks");
+  b = good;
+  std::memcpy(b.data() + find(b, "blk.1.ffn_up.weight"), "blk.01.fn_up.weight", 19);
+  EXPECT_REFUSED(b, "unexpected tensor 'blk.01.fn_up.weight'");
   b = good;
   std::memcpy(b.data() + find(b, "llama.block_count"), "llama.block_cuont", 17);
   EXPECT_REFUSED(b, "no llama.block_count");

@@ -9,6 +9,7 @@ Deterministic (fixed seeds). Writes, in OUT:
   llama_f16.gguf      V=64, its own output.weight, 2 blocks, matrices F16, norms F32, no tokenizer
   llama_q8.gguf       the same weights as llama_f16 with the matrices (and tok_emb, output) Q8_0
   from_llama2c.gguf   test/data/llama2c/gqa_unshared.v1.bin's weights as F32, in ggml's names
+  tiny_f16.gguf       V=5, D=4, 2 heads, 1 kv head, 1 block, F=6, tied, matrices F16 (a fuzzing seed)
   <file>.json         per tensor, in staticformer's names and [in, out] layout (transposed here,
                       not by the reader under test): shape, sum, abs sum, five elements
 The tokenizer of llama_f32 is tok512.model's pieces, scores and types as llama.cpp's converter
@@ -187,6 +188,8 @@ def main():
     write(out / "llama_f16.gguf", lambda w: header(w, "tiny-f16", 64, 32, 32, 64, 2, 4, 4, 1e-5, 10000.0), t, "f16")
     write(out / "llama_q8.gguf", lambda w: header(w, "tiny-q8", 64, 32, 32, 64, 2, 4, 4, 1e-5, 10000.0), t, "q8")
     from_llama2c(out)
+    t = random_weights(rng, 5, 4, 6, 1, 2, 1, tied=True)  # (also fuzz/corpus/gguf's gguf-py seed)
+    write(out / "tiny_f16.gguf", lambda w: header(w, "tiny", 5, 8, 4, 6, 1, 2, 1, 1e-5, 10000.0), t, "f16")
 
 
 if __name__ == "__main__":

@@ -598,15 +598,35 @@ result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::strin
     a.rope_base = base;
     a.rope_pairs = sf::rope_pairs_kind::adjacent;
 
-    // The tensors: exactly the architecture's, each of its extents.
-    const std::vector<gslot> slots = llama_slots(a);
-    {
-      std::map<std::string_view, int> known;
-      for (const gslot& s : slots) known[s.theirs] = 1;
-      for (const tinfo& t : infos)
-        if (!known.count(t.name))
-          return fail(origin, "unexpected tensor '", t.name, "' for a llama model of ", num(L), " blocks");
+    // The tensors: exactly the architecture's, each of its extents. The names first, in time linear
+    // in the file's tensors (not in block_count, which the file's tensors do not bound yet).
+    static constexpr std::string_view per_block[] = {"attn_norm.weight", "attn_q.weight",   "attn_k.weight",
+                                                     "attn_v.weight",    "attn_output.weight", "ffn_norm.weight",
+                                                     "ffn_gate.weight",  "ffn_down.weight", "ffn_up.weight"};
+    for (const tinfo& t : infos) {
+      std::string_view n = t.name;
+      bool known = n == "token_embd.weight" || n == "output_norm.weight" || n == "output.weight";
+      if (!known && n.starts_with("blk.")) {
+        n.remove_prefix(4);
+        std::uint64_t l = 0;
+        const auto r = std::from_chars(n.data(), n.data() + n.size(), l);
+        const std::string_view rest(r.ptr, static_cast<std::size_t>(n.data() + n.size() - r.ptr));
+        known = r.ec == std::errc() && r.ptr != n.data() && (n[0] != '0' || r.ptr == n.data() + 1) && l < L &&
+                rest.starts_with('.') && std::find(std::begin(per_block), std::end(per_block), rest.substr(1)) != std::end(per_block);
+      }
+      if (!known) return fail(origin, "unexpected tensor '", t.name, "' for a llama model of ", num(L), " blocks");
     }
+    // Every name known and given once: as many as the architecture's, or one is missing (found
+    // within the first infos.size() + 1 names looked up).
+    if (infos.size() != 2 + 9 * L + (a.tied ? 0 : 1)) {
+      if (by_name.find("output_norm.weight") == by_name.end()) return fail(origin, "missing tensor 'output_norm.weight'");
+      for (std::uint64_t l = 0; l < L; ++l)
+        for (std::string_view p : per_block) {
+          const std::string n = detail::cat({"blk.", num(l), ".", p});
+          if (by_name.find(n) == by_name.end()) return fail(origin, "missing tensor '", n, "'");
+        }
+    }
+    const std::vector<gslot> slots = llama_slots(a);
     for (const gslot& s : slots) {
       auto it = by_name.find(s.theirs);
       if (it == by_name.end()) return fail(origin, "missing tensor '", s.theirs, "'");
