@@ -1,6 +1,6 @@
 // fuzz/make_corpus.cpp — writes the harnesses' seed corpus with the library's own writers:
 //
-//   make_corpus DIR     DIR/safetensors_params/*  DIR/checkpoint/*  DIR/tokenizer_bin/*  DIR/llama2c/*
+//   make_corpus DIR     DIR/safetensors_params/*  DIR/checkpoint/*  DIR/tokenizer_bin/*  DIR/llama2c/*  DIR/gguf/*
 //                       (fuzz/corpus is its output)
 //
 // safetensors_params: a batch (with and without padding) for every configuration the harness
@@ -32,6 +32,7 @@
 #include "staticformer/data.hpp"
 #include "staticformer/init.hpp"
 #include "staticformer/io/checkpoint.hpp"
+#include "staticformer/io/gguf.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors.hpp"
 #include "staticformer/io/tokenizer_bin.hpp"
@@ -248,11 +249,53 @@ void llama2c(const fs::path& dir) {
   }
 }
 
+// gguf: tiny llama models written by serialize_gguf (F32 with a tokenizer, F32 with a classifier,
+// Q8_0 of width 32), and gguf-py's tiny F16 file of test/data/gguf.
+void gguf(const fs::path& dir) {
+  struct seed {
+    const char* name;
+    sf::arch a;
+    io::gguf_type type;
+    bool tokens;
+  };
+  const sf::arch base{.V = 5, .T = 3, .D = 4, .H = 2, .kv_heads = 1, .L = 1, .F = 6, .ffn = sf::ffn_kind::gated,
+                      .norm = sf::norm_kind::rmsnorm, .position = sf::position_kind::rope,
+                      .activation = sf::activation_kind::silu, .tied = true, .bias = false};
+  sf::arch untied = base, wide = base;
+  untied.tied = false;
+  wide.V = 3, wide.D = 32, wide.F = 32;
+  for (const seed& sd : {seed{"f32-tokens", base, io::gguf_type::F32, true}, seed{"f32-classifier", untied, io::gguf_type::F32, false},
+                         seed{"q8_0", wide, io::gguf_type::Q8_0, false}}) {
+    io::gguf_model m;
+    m.arch = sd.a;
+    int k = 0;
+    for (auto& [name, shape] : io::gguf_tensor_shapes(m.arch)) {
+      std::size_t n = 1;
+      for (std::size_t d : shape) n *= d;
+      std::vector<float> v(n);
+      for (float& x : v) x = static_cast<float>((k++ * 37) % 23 - 11) / 16.0f;
+      m.tensors.push_back({name, shape, v});
+    }
+    if (sd.tokens) {
+      m.tokenizer_model = "llama";
+      m.tokens = {"<unk>", "<s>", "</s>", "\xe2\x96\x81" "a", "<0x41>"};
+      m.scores = {0, 0, 0, -1, -2};
+      m.token_types = {2, 3, 3, 1, 6};
+      m.bos_id = 1, m.eos_id = 2;
+    }
+    auto b = io::serialize_gguf(m, {.type = sd.type});
+    if (!b) die(b.message());
+    write_all(dir / sd.name, *b);
+  }
+  fs::copy_file(fs::path(SF_SOURCE_DIR) / "test/data/gguf/tiny_f16.gguf", dir / "gguf-py-f16",
+                fs::copy_options::overwrite_existing);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR   (writes DIR/safetensors_params, DIR/checkpoint, DIR/tokenizer_bin and DIR/llama2c)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR   (writes DIR/safetensors_params, DIR/checkpoint, DIR/tokenizer_bin, DIR/llama2c and DIR/gguf)\n", argv[0]);
     return 2;
   }
   const fs::path root = argv[1], st = root / "safetensors_params", ck = root / "checkpoint";
@@ -262,6 +305,8 @@ int main(int argc, char** argv) {
   tokenizer_bin(root / "tokenizer_bin");
   fs::create_directories(root / "llama2c");
   llama2c(root / "llama2c");
+  fs::create_directories(root / "gguf");
+  gguf(root / "gguf");
 
   batch<sf::configs::ref_gpt2>(st);
   batch<sf::configs::ref_llama>(st);
@@ -284,7 +329,7 @@ int main(int argc, char** argv) {
   checkpoint<sf_fuzz::tiny_gpt2>(ck, tmp);
   checkpoint<sf_fuzz::tiny_llama>(ck, tmp);
   fs::remove_all(tmp);
-  std::printf("wrote %s, %s, %s and %s\n", st.string().c_str(), ck.string().c_str(), (root / "tokenizer_bin").string().c_str(),
-              (root / "llama2c").string().c_str());
+  std::printf("wrote %s, %s, %s, %s and %s\n", st.string().c_str(), ck.string().c_str(),
+              (root / "tokenizer_bin").string().c_str(), (root / "llama2c").string().c_str(), (root / "gguf").string().c_str());
   return 0;
 }

@@ -331,14 +331,7 @@ result<tokenizer_bin> parse_sentencepiece_model(std::span<const std::byte> b, co
   if (bos != 1 || eos != 2)
     return bad("BOS is id " + std::to_string(bos) + " and EOS " + std::to_string(eos) +
                "; llama2.c's tokenizer (run.c) takes 1 and 2");
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    std::string& s = pieces[i];
-    if (i == 1) s = "\n<s>\n";
-    else if (i == 2) s = "\n</s>\n";
-    else
-      for (std::size_t at; (at = s.find("\xe2\x96\x81")) != std::string::npos;) s.replace(at, 3, " ");  // U+2581
-  }
-  result<tokenizer_bin> t = tokenizer_bin::from_pieces(pieces, scores);
+  result<tokenizer_bin> t = tokenizer_bin::from_sentencepiece(std::move(pieces), scores);
   if (!t) return bad(t.message());
   return t;
 }

@@ -655,43 +655,62 @@ result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, 
   return model_checkpoint_bytes(m.arch, m.tensors, extra);
 }
 
-result<std::vector<std::byte>> llama2c_int8_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {
-  if (sf::status s = llama2c_check_arch(m.arch); !s) return s;
+result<std::vector<std::byte>> q8_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                                   const std::vector<llama2c_q8>& quantized, std::size_t group_size,
+                                                   const metadata_map& extra) {
   constexpr std::size_t G = 32;  // staticformer's group (kernels/q8.hpp)
-  if (m.quantized.empty() || m.group_size == 0)
-    return detail::fail({"llama2.c: a version ", num(static_cast<std::size_t>(m.version)),
-                         " file holds float weights, not Q8_0 groups (version 2)"});
-  if (m.group_size % G != 0)
-    return detail::fail({"llama2.c: Q8_0 groups of ", num(m.group_size), " are not a multiple of ", num(G),
+  if (group_size == 0 || group_size % G != 0)
+    return detail::fail({"Q8_0 groups of ", num(group_size), " are not a multiple of ", num(G),
                          " (staticformer's int8 groups): quantize the float weights instead"});
   writer w;
-  if (sf::status s = detail::set_quantized_metadata(w, m.arch, extra); !s) return s;
+  if (sf::status s = detail::set_quantized_metadata(w, a, extra); !s) return s;
   try {
-    for (const auto& [name, shape] : llama2c_tensor_shapes(m.arch)) {
+    for (const auto& [name, shape] : llama2c_tensor_shapes(a)) {
       if (shape.size() == 1) {  // a norm's weights: float
-        const llama2c_tensor* t = m.find(name);
-        if (!t || t->shape != shape) return detail::fail({"llama2.c: missing tensor '", name, "' of shape ", to_string(shape)});
+        const llama2c_tensor* t = nullptr;
+        for (const llama2c_tensor& x : tensors)
+          if (x.name == name) t = &x;
+        if (!t || t->shape != shape) return detail::fail({"missing tensor '", name, "' of shape ", to_string(shape)});
         w.add(name, t->values, shape);
         continue;
       }
-      // A matrix: q is llama2.c's [out, in] = staticformer's (N, K) (a table (V, D): N = V, K = D).
-      const llama2c_q8* q = m.find_q8(name);
-      const std::size_t N = q ? q->rows : 0, K = q ? q->cols : 0;
-      if (!q || N * K != shape[0] * shape[1] || q->q.size() != N * K || K % m.group_size != 0 ||
-          q->scales.size() != N * K / m.group_size)
-        return detail::fail({"llama2.c: matrix '", name, "' has no Q8_0 groups of ", num(m.group_size), " for shape ",
-                             to_string(shape)});
+      // A matrix: q is [out, in] = staticformer's (N, K) (a table (V, D): N = V, K = D).
+      const llama2c_q8* q = nullptr;
+      for (const llama2c_q8& x : quantized)
+        if (x.name == name) q = &x;
+      if (!q) return detail::fail({"matrix '", name, "' was not Q8_0 in the file: quantize the float weights instead"});
+      const std::size_t N = q->rows, K = q->cols;
+      if (N * K != shape[0] * shape[1] || q->q.size() != N * K || K % group_size != 0 ||
+          q->scales.size() != N * K / group_size)
+        return detail::fail({"matrix '", name, "' has no Q8_0 groups of ", num(group_size), " for shape ", to_string(shape)});
+      for (std::size_t i = 0; i < q->q.size(); ++i)
+        if (q->q[i] == -128)
+          return detail::fail({"matrix '", name, "': int8 value -128 at ", num(i), " (the int8 checkpoint's range is [-127, 127])"});
+      for (std::size_t g = 0; g < q->scales.size(); ++g)
+        if (!(q->scales[g] >= 0) || !std::isfinite(127.0f * q->scales[g]))
+          return detail::fail({"matrix '", name, "': the scale of group ", num(g), " is ", detail::format_double(q->scales[g]),
+                               " (the int8 checkpoint's are >= 0)"});
       const std::size_t groups = (K + G - 1) / G;  // (K is a multiple of group_size, so of 32)
       std::vector<float> scales(N * groups);
       for (std::size_t n = 0; n < N; ++n)
-        for (std::size_t g = 0; g < groups; ++g) scales[n * groups + g] = q->scales[(n * K + g * G) / m.group_size];
+        for (std::size_t g = 0; g < groups; ++g) scales[n * groups + g] = q->scales[(n * K + g * G) / group_size];
       w.add(name + ".q8", dtype::I8, {N, K}, q->q.data());
       w.add(name + ".scale", dtype::F32, {N, groups}, scales.data());
     }
   } catch (const std::bad_alloc&) {
-    return detail::fail({"llama2.c: out of memory"});
+    return detail::fail({"out of memory"});
   }
   return w.serialize();
+}
+
+result<std::vector<std::byte>> llama2c_int8_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {
+  if (sf::status s = llama2c_check_arch(m.arch); !s) return s;
+  if (m.quantized.empty() || m.group_size == 0)
+    return detail::fail({"llama2.c: a version ", num(static_cast<std::size_t>(m.version)),
+                         " file holds float weights, not Q8_0 groups (version 2)"});
+  result<std::vector<std::byte>> b = q8_checkpoint_bytes(m.arch, m.tensors, m.quantized, m.group_size, extra);
+  if (!b) return detail::fail({"llama2.c: ", b.message()});
+  return b;
 }
 
 sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string& path, const metadata_map& extra) {

@@ -174,6 +174,30 @@ result<tokenizer_bin> tokenizer_bin::from_pieces(const std::vector<std::string>&
   return t;
 }
 
+result<tokenizer_bin> tokenizer_bin::from_sentencepiece(std::vector<std::string> pieces, const std::vector<float>& scores) {
+  static constexpr std::string_view mark = "\xe2\x96\x81";  // U+2581, sentencepiece's space
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    std::string& p = pieces[i];
+    if (static_cast<std::int64_t>(i) == sf::bpe_tokenizer::bos()) {
+      p = "\n<s>\n";
+    } else if (static_cast<std::int64_t>(i) == sf::bpe_tokenizer::eos()) {
+      p = "\n</s>\n";
+    } else {
+      std::string out;
+      for (std::size_t k = 0; k < p.size();) {
+        if (p.compare(k, mark.size(), mark) == 0) {
+          out += ' ';
+          k += mark.size();
+        } else {
+          out += p[k++];
+        }
+      }
+      p = std::move(out);
+    }
+  }
+  return from_pieces(pieces, scores);
+}
+
 // run.c's merges with a heap: each step merges the pair of the highest score, the leftmost of equal
 // ones, exactly as its scan does; a pair's entry is stale once either token changed (version counts).
 sf::status tokenizer_bin::encode(std::string_view text, bool bos, bool eos, std::vector<std::int32_t>& ids) const {

@@ -41,6 +41,7 @@
 #include "../generate/run.hpp"
 #include "../generate/weights_impl.hpp"
 #include "engine.hpp"
+#include "staticformer/io/gguf.hpp"
 #include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors_format.hpp"
@@ -198,6 +199,45 @@ int run_hf(const sf_gen::job<>& options, const std::string& prompt, const std::s
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
 
+// `run` for a GGUF file (sf::io::read_gguf) with its own tokenizer (tokenizer.ggml.*), or the
+// tokenizer.bin of -z, through the checkpoint path in memory, as run_llama2c: a file whose every
+// matrix is Q8_0 on the int8 decoder with its own blocks, else the float weights (--int8 quantizes
+// them in groups of 32).
+int run_gguf(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path, long long steps,
+             long long tokens) {
+  if (!options.save_int8.empty())
+    return fail("run", "--save-int8: " + options.path + " is a GGUF file (convert it to a checkpoint first)", 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(options.path);
+  if (!m) return fail("run", m.message());
+  if (m->arch != arch)
+    return fail("run", options.path + ": its architecture (" + sf::io::describe(m->arch) + ") is not this executable's (" +
+                           sf::io::describe(arch) + ")");
+  sf::io::result<sf::io::tokenizer_bin> t =
+      tokenizer_path.empty() ? sf::io::gguf_tokenizer(*m) : sf::io::tokenizer_bin::open(tokenizer_path, arch.V);
+  if (!t)
+    return fail("run", (tokenizer_path.empty() ? options.path + ": " : "-z " + tokenizer_path + ": ") + t.message());
+  sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(*t));
+  // Every matrix Q8_0 in the file: the int8 decoder on the file's own blocks (as run_llama2c runs a
+  // version-2 file); else the float weights. A file whose blocks the int8 checkpoint cannot hold
+  // (-128, a negative scale) runs its dequantized weights, with a note.
+  sf::io::result<std::vector<std::byte>> bytes = sf::io::gguf_checkpoint_bytes(*m);
+  if (!m->quantized.empty() && !j.int8) {
+    sf::io::result<std::vector<std::byte>> q8 = sf::io::gguf_int8_checkpoint_bytes(*m);
+    if (q8) {
+      bytes = std::move(q8);
+    } else if (m->quantized.size() + m->arch.L * 2 + 1 == sf::io::gguf_tensor_shapes(m->arch).size() && !j.quiet) {
+      std::fprintf(stderr, "%s: %s: its Q8_0 weights run dequantized (%s)\n", j.program, options.path.c_str(), q8.message());
+    }
+  }
+  if (!bytes) return fail("run", bytes.message());
+  m->quantized = {};
+  m->tensors = {};
+  sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
+  if (!f) return fail("run", f.message());
+  return run_bpe(*f, j, prompt, steps, tokens, t0);
+}
+
 int run(int argc, char** argv) {
   sf_gen::job<> j;
   j.program = "staticformer run";
@@ -304,6 +344,12 @@ int run(int argc, char** argv) {
   // A Hugging Face Llama directory: its tokenizer.model, or -z's tokenizer.bin.
   if (sf::io::is_hf_directory(j.path)) return run_hf(j, prompt, tokenizer, steps, tokens);
   // A llama2.c model file (not a safetensors checkpoint): its tokenizer is a tokenizer.bin.
+  if (std::FILE* g = std::fopen(j.path.c_str(), "rb")) {  // a GGUF file: its own tokenizer, or -z's
+    char magic[4] = {};
+    const bool gguf = std::fread(magic, 1, 4, g) == 4 && std::string_view(magic, 4) == "GGUF";
+    std::fclose(g);
+    if (gguf) return run_gguf(j, prompt, tokenizer, steps, tokens);
+  }
   if (!sf::io::file::open(j.path)) return run_llama2c(j, prompt, tokenizer.empty() ? "tokenizer.bin" : tokenizer, steps, tokens);
   if (!tokenizer.empty())
     return fail("run", "-z " + tokenizer + ": " + j.path +

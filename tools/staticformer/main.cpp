@@ -6,6 +6,7 @@
 //   staticformer convert MODEL -o OUT --int8 | --llama2c VERSION [--tokenizer-out TOKENIZER.bin]
 //   staticformer convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors  (llama2.c's file to a checkpoint)
 //   staticformer convert HF_DIR [-z TOKENIZER.bin] -o OUT.safetensors     (a Hugging Face Llama directory)
+//   staticformer convert MODEL.gguf -o OUT.safetensors | MODEL -o OUT.gguf --gguf f32|q8_0   (GGUF)
 //   staticformer info MODEL | --config FILE.json      staticformer bench MODEL | --config FILE.json
 //
 // This program holds no model: it reads the architecture (a checkpoint's metadata, or the JSON of
@@ -55,6 +56,7 @@
 #include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
 #include "staticformer/io/hf_llama.hpp"
+#include "staticformer/io/gguf.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/quantized.hpp"
 #include "staticformer/io/safetensors_format.hpp"
@@ -110,7 +112,11 @@ constexpr usage_entry usage_entries[] = {
      "        llama2.c's model file (any version) as a float checkpoint, carrying its tokenizer.bin\n"
      "  convert HF_DIR [-z TOKENIZER.bin] -o OUT.safetensors\n"
      "        a Hugging Face Llama directory (config.json, model.safetensors, tokenizer.model) as a\n"
-     "        float checkpoint, carrying its tokenizer\n"},
+     "        float checkpoint, carrying its tokenizer\n"
+     "  convert MODEL.gguf [-z TOKENIZER.bin] -o OUT.safetensors\n"
+     "        a GGUF file (llama; F32, F16, Q8_0) as a float checkpoint, carrying its tokenizer\n"
+     "  convert MODEL -o OUT.gguf --gguf f32|q8_0 [-z TOKENIZER.bin]\n"
+     "        a GGUF file, a float checkpoint or llama2.c's model file as GGUF (llama)\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
     {"bench",
      "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
@@ -634,6 +640,115 @@ int convert_llama2c(int argc, char** argv, bool llama2c_out) {
   return 0;
 }
 
+// Whether a file begins with GGUF's magic.
+bool is_gguf(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char m[4] = {};
+  const bool yes = std::fread(m, 1, 4, f) == 4 && std::memcmp(m, "GGUF", 4) == 0;
+  std::fclose(f);
+  return yes;
+}
+
+// GGUF, in and out (sf::io::read_gguf, write_gguf):
+//   convert MODEL.gguf [-z TOKENIZER.bin] -o OUT.safetensors
+//       the float checkpoint, carrying the file's tokenizer (tokenizer.ggml.*, as llama2.c's
+//       tokenizer.bin) as metadata 'tokenizer.bpe'; -z gives another one;
+//   convert MODEL -o OUT.gguf --gguf f32|q8_0 [-z TOKENIZER.bin]
+//       MODEL a GGUF file (a Q8_0 one keeps its blocks as q8_0), a float checkpoint (its BPE
+//       tokenizer goes along) or llama2.c's model file (the tokenizer of -z goes along).
+int convert_gguf(int argc, char** argv) {
+  std::string in, out, tokenizer_in, type;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf("%s", usage("convert").c_str());
+      return 0;
+    } else if (a == "-o" || a == "--output" || a == "--gguf" || a == "-z" || a == "--tokenizer") {
+      if (i + 1 >= argc) return fail_in("convert", a + " needs a value", 2);
+      const std::string v = argv[++i];
+      (a == "--gguf" ? type : a == "-z" || a == "--tokenizer" ? tokenizer_in : out) = v;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail_in("convert", "unknown option '" + a + "' with GGUF (staticformer convert --help lists them)", 2);
+    } else if (in.empty()) {
+      in = a;
+    } else {
+      return fail_in("convert", "one model only ('" + a + "')", 2);
+    }
+  }
+  if (in.empty() || out.empty())
+    return fail_in("convert", "usage: staticformer convert MODEL.gguf -o OUT.safetensors | MODEL -o OUT.gguf --gguf f32|q8_0", 2);
+  if (type.empty() && std::string_view(out).ends_with(".gguf")) type = "f32";  // (a Q8_0 input: q8_0, below)
+  const bool to_gguf = !type.empty();
+  if (to_gguf && type != "f32" && type != "q8_0")
+    return fail_in("convert", "--gguf: '" + type + "' is not f32 or q8_0", 2);
+  sf::io::gguf_model m;
+  std::string from;
+  if (is_gguf(in)) {
+    sf::io::result<sf::io::gguf_model> g = sf::io::read_gguf(in);
+    if (!g) return fail_in("convert", g.message());
+    m = std::move(*g);
+    const bool type_given = std::find(argv + 2, argv + argc, std::string_view("--gguf")) != argv + argc;
+    if (to_gguf && !type_given && !m.quantized.empty()) type = "q8_0";  // its blocks, as they are
+    from = "GGUF version " + std::to_string(m.version) +
+           (m.quantized.empty() ? "" : to_gguf && type == "q8_0" ? ", its Q8_0 blocks kept" : ", its Q8_0 weights dequantized");
+  } else {
+    sf::io::result<sf::io::file> f = sf::io::file::open(in);
+    std::error_code ec;
+    if (f) {
+      if (sf::io::is_quantized(*f)) return fail_in("convert", in + ": an int8 checkpoint; convert its float original", 2);
+      sf::io::result<sf::io::gguf_model> g = sf::io::gguf_from_checkpoint(*f);
+      if (!g) return fail_in("convert", g.message());
+      m = std::move(*g);
+      from = "a float checkpoint";
+    } else if (fs::is_regular_file(in, ec)) {
+      sf::io::result<sf::io::llama2c_model> l = sf::io::read_llama2c(in);
+      if (!l)
+        return fail_in("convert", in + ": neither a GGUF file, a staticformer checkpoint (" + f.message() +
+                                      ") nor a llama2.c model file (" + l.message() + ")");
+      m.arch = l->arch;
+      for (sf::io::llama2c_tensor& t : l->tensors) m.tensors.push_back({std::move(t.name), std::move(t.shape), std::move(t.values)});
+      from = "llama2.c's version " + std::to_string(l->version) + " file";
+    } else {
+      return fail_in("convert", f.message());
+    }
+    if (!to_gguf) return fail_in("convert", "--gguf f32|q8_0: the output's type (" + in + " is not a GGUF file)", 2);
+  }
+  if (!tokenizer_in.empty()) {
+    sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_in, sf::io::tokenizer_bin::until_end);
+    if (!t) return fail_in("convert", "-z " + tokenizer_in + ": " + t.message());
+    if (t->size() != m.arch.V)
+      return fail_in("convert", "-z " + tokenizer_in + " has " + std::to_string(t->size()) + " pieces; " + in +
+                                    "'s vocabulary is " + std::to_string(m.arch.V) + ": they must be equal");
+    sf::io::gguf_set_tokenizer(m, *t);
+  }
+  std::string with = "no tokenizer";
+  if (!m.tokens.empty()) with = "with its tokenizer, " + std::to_string(m.tokens.size()) + " pieces";
+  if (to_gguf) {
+    const auto t = type == "q8_0" ? sf::io::gguf_type::Q8_0 : sf::io::gguf_type::F32;
+    if (sf::status s = sf::io::write_gguf(out, m, {.type = t}); !s) return fail_in("convert", out + ": " + s.message());
+    std::fprintf(stderr, "staticformer convert: saved %s (GGUF %s, from %s; %s; %s)\n", out.c_str(), type.c_str(),
+                 from.c_str(), sf::io::describe(m.arch).c_str(), with.c_str());
+    return 0;
+  }
+  sf::io::metadata_map extra;
+  if (!m.tokens.empty()) {
+    sf::io::result<sf::io::tokenizer_bin> t = sf::io::gguf_tokenizer(m);
+    if (!t) return fail_in("convert", in + ": " + t.message() + " (-z TOKENIZER.bin gives one)");
+    sf::io::result<sf::io::metadata_map> meta = sf::io::tokenizer_metadata(*t, m.arch.V);
+    if (!meta) return fail_in("convert", in + ": " + meta.message());
+    extra = std::move(*meta);
+  } else {
+    with = "no tokenizer: `staticformer run` and `export` need one (-z TOKENIZER.bin)";
+  }
+  sf::io::result<std::vector<std::byte>> bytes = sf::io::gguf_checkpoint_bytes(m, extra);
+  if (!bytes) return fail_in("convert", in + ": " + bytes.message());
+  if (sf::status s = sf::io::detail::write_file_atomically(out, *bytes); !s) return fail_in("convert", out + ": " + s.message());
+  std::fprintf(stderr, "staticformer convert: saved %s (a float checkpoint of %s; %s; %s)\n", out.c_str(), from.c_str(),
+               sf::io::describe(m.arch).c_str(), with.c_str());
+  return 0;
+}
+
 // `staticformer --help` (command ""), or `staticformer COMMAND --help`.
 int help(const std::string& command) {
   std::printf("%s", usage(command).c_str());
@@ -652,6 +767,12 @@ int main(int argc, char** argv) {
     return fail("unknown command '" + command + "'; the commands are train, run, export, convert, info, bench, header", 2);
 
   if (command == "convert") {
+    for (int i = 2; i < argc; ++i) {  // GGUF in or out
+      if (std::string_view(argv[i]) == "--gguf") return convert_gguf(argc, argv);
+      const bool output = i > 2 && (std::string_view(argv[i - 1]) == "-o" || std::string_view(argv[i - 1]) == "--output");
+      if (argv[i][0] != '-' && (output ? std::string_view(argv[i]).ends_with(".gguf") : is_gguf(argv[i])))
+        return convert_gguf(argc, argv);
+    }
     for (int i = 2; i < argc; ++i)
       if (std::string_view(argv[i]) == "--llama2c") return convert_llama2c(argc, argv, /*llama2c_out=*/true);
     for (int i = 2; i < argc; ++i)  // (-z: llama2.c's file to a checkpoint; refused for a checkpoint, there)
@@ -713,8 +834,13 @@ int main(int argc, char** argv) {
       if (!c) return fail_in(command, c.message());
       arch = *c;
       has_tokenizer = true;  // (its tokenizer.model, or -z FILE: the executable reads it)
-    } else
-    if (!f && command == "run" && fs::is_regular_file(model, ec)) {
+    } else if (!f && command == "run" && is_gguf(model)) {
+      // a GGUF file: its tokenizer is its own (or -z FILE)
+      sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(model);
+      if (!m) return fail_in(command, m.message());
+      arch = m->arch;
+      has_tokenizer = true;
+    } else if (!f && command == "run" && fs::is_regular_file(model, ec)) {
       // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
       sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);
       if (!m)

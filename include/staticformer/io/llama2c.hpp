@@ -114,6 +114,17 @@ sf::status write_llama2c(const std::string& path, const sf::arch& a, const std::
 // score is the same sum (in another order: equal up to float rounding). Nothing else changes.
 sf::status convert_rope_pairs(sf::arch& a, std::vector<llama2c_tensor>& tensors, sf::rope_pairs_kind to);
 
+// The int8 checkpoint (io/quantized.hpp: Q8_0 in groups of 32 along each matrix's input axis,
+// [out, in]) of a LLaMA-family model whose every matrix is `quantized` in groups of `group_size`
+// (a multiple of 32) along its input axis — llama2.c's version 2, GGUF's Q8_0 (32) —, the norms
+// from `tensors`, without requantizing: each 32-value part of a group takes the group's scale, so
+// the int8 values and every weight q · scale are the given ones. Refused: a matrix without groups
+// ("was not Q8_0": quantize the float weights instead), a group size that is not a multiple of 32,
+// the int8 value -128, a scale that is negative or not finite.
+result<std::vector<std::byte>> q8_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                                   const std::vector<llama2c_q8>& quantized, std::size_t group_size,
+                                                   const metadata_map& extra = {});
+
 // A float checkpoint (docs/model.md) of a LLaMA-family model of any architecture (llama2.c's,
 // Hugging Face's): config_metadata(a), `extra` (no configuration key), and the tensors, which
 // must be exactly llama2c_tensor_shapes(a) in names and shapes (any order).

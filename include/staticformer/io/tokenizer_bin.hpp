@@ -44,6 +44,12 @@ class tokenizer_bin {  // an sf::tokenizer (forwards to core())
   static result<tokenizer_bin> from_pieces(const std::vector<std::string>& pieces, const std::vector<float>& scores,
                                            std::uint32_t max_token_length = 0);
 
+  // From sentencepiece's pieces and scores in id order (a tokenizer.model's, a GGUF file's
+  // tokenizer.ggml.tokens), as tools/tokenizer_bin.py and llama2.c's tokenizer.py write them: U+2581
+  // becomes ' ', ids 1 and 2 (BOS, EOS: run.c's) become "\n<s>\n" and "\n</s>\n", byte pieces stay
+  // "<0xXX>"; the longest piece's length is max_token_length.
+  static result<tokenizer_bin> from_sentencepiece(std::vector<std::string> pieces, const std::vector<float>& scores);
+
   // The file's bytes: max_token_length, then per piece its score, length and bytes (little-endian).
   std::vector<std::byte> serialize() const;
   sf::status save(const std::string& path) const;

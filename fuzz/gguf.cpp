@@ -1,0 +1,83 @@
+// fuzz/gguf.cpp — libFuzzer harness: GGUF files (sf::io::parse_gguf, the tokenizer, the checkpoint
+// and the writer).
+//
+// The input is one file. When it is refused, the message must name it and GGUF. When it is
+// accepted: every tensor has the shape of gguf_tensor_shapes(arch) and finite values, the Q8_0
+// blocks dequantize to the tensors, and make a valid int8 checkpoint or a message; the float
+// checkpoint of it is a valid safetensors file; written
+// back (F32, and Q8_0 with its own blocks) it reads to the same architecture, tokens and values.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fuzz_common.hpp"
+#include "staticformer/io/gguf.hpp"
+#include "staticformer/io/quantized.hpp"
+#include "staticformer/io/safetensors.hpp"
+
+namespace io = sf::io;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
+  auto m = io::parse_gguf(bytes, "fuzz.gguf");
+  if (!m) {
+    SF_FUZZ_CHECK(std::strstr(m.message(), "'fuzz.gguf': GGUF: ") != nullptr, m.message());
+    return 0;
+  }
+  const auto shapes = io::gguf_tensor_shapes(m->arch);
+  SF_FUZZ_CHECK(shapes.size() == m->tensors.size(), "tensor count");
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const io::gguf_tensor& t = m->tensors[i];
+    SF_FUZZ_CHECK(t.name == shapes[i].first && t.shape == shapes[i].second, "tensor name or shape");
+    std::size_t n = 1;
+    for (std::size_t d : t.shape) n *= d;
+    SF_FUZZ_CHECK(t.values.size() == n, "tensor size");
+    for (float v : t.values) SF_FUZZ_CHECK(std::isfinite(v), "a value not finite");
+  }
+  for (const io::gguf_q8& q : m->quantized) {
+    const io::gguf_tensor* t = m->find(q.name);
+    SF_FUZZ_CHECK(t != nullptr && q.q.size() == q.rows * q.cols && q.scales.size() * 32 == q.q.size(), "blocks");
+    const bool as_is = t->shape.size() == 1 || q.name == "tok_emb.weight";
+    for (std::size_t i = 0; i < q.q.size(); ++i) {
+      const float w = t->values[as_is ? i : (i % q.cols) * q.rows + i / q.cols];
+      SF_FUZZ_CHECK(w == static_cast<float>(q.q[i]) * q.scales[i / 32], "blocks do not dequantize");
+    }
+  }
+  if (!m->tokens.empty()) {
+    SF_FUZZ_CHECK(m->tokens.size() == m->arch.V, "tokens and vocabulary");
+    (void)io::gguf_tokenizer(*m);  // ok or a message: either is fine
+  }
+  if (!m->quantized.empty()) {  // the int8 checkpoint of the blocks: ok and valid, or refused with a message
+    auto q8 = io::gguf_int8_checkpoint_bytes(*m);
+    if (q8) {
+      auto qf = io::file::parse(*q8, "int8");
+      SF_FUZZ_CHECK(qf.is_ok() && io::is_quantized(*qf), qf.message());
+    } else {
+      SF_FUZZ_CHECK(std::strstr(q8.message(), "GGUF: ") != nullptr, q8.message());
+    }
+  }
+  auto ck = io::gguf_checkpoint_bytes(*m);
+  SF_FUZZ_CHECK(ck.is_ok(), ck.message());
+  auto f = io::file::parse(*ck, "ckpt");
+  SF_FUZZ_CHECK(f.is_ok(), f.message());
+  for (io::gguf_type type : {io::gguf_type::F32, io::gguf_type::Q8_0}) {
+    auto w = io::serialize_gguf(*m, {.type = type});
+    SF_FUZZ_CHECK(w.is_ok(), w.message());
+    auto back = io::parse_gguf(*w, "written");
+    SF_FUZZ_CHECK(back.is_ok(), back.message());
+    SF_FUZZ_CHECK(back->arch == m->arch, "written: architecture");
+    SF_FUZZ_CHECK(back->tokens == m->tokens && back->scores == m->scores, "written: tokens");
+    SF_FUZZ_CHECK(back->tensors.size() == m->tensors.size(), "written: tensors");
+    for (std::size_t i = 0; i < m->tensors.size(); ++i) {
+      const io::gguf_q8* own = m->find_q8(m->tensors[i].name);
+      // F32 is exact; Q8_0 keeps a Q8_0 tensor's blocks (so its values) and quantizes the others.
+      if (type == io::gguf_type::F32 || own)
+        SF_FUZZ_CHECK(back->tensors[i].values == m->tensors[i].values, "written: values");
+    }
+  }
+  return 0;
+}
