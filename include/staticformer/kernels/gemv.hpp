@@ -22,8 +22,8 @@
 namespace sf::kernels {
 
 namespace detail {
-// Vectors of y kept in registers by one panel.
-template <class V> inline constexpr std::size_t panel_vectors = V::width == 1 ? 8 : (V::registers >= 32 ? 16 : 8);
+// Vectors of y kept in registers by one panel (at most: gemv_with balances the panels of a row).
+template <class V> inline constexpr std::size_t panel_vectors = V::width == 1 ? 8 : (V::registers >= 32 ? 24 : 8);
 
 // y[0:cols] = (bias) + Σ_k x[k]·B[k, 0:cols]   for NV vectors, the last one with nl lanes when Partial
 //   y: (cols)   x: (K)   B: (K, cols) row stride ldb   bias: (cols) or nullptr
@@ -65,16 +65,20 @@ SF_KERNEL_INLINE void gemv_tail(std::index_sequence<I...>, std::size_t nv, bool 
 // y (N) = x (K) · B (K,N) (+ bias)   with backend V; N, K, ldb at run time.
 //   y: (N)   x: (K)   B: (K,N) row stride ldb ≥ N   bias: (N) or nullptr
 // Naive reference: ref::gemv (below) — the same sums in the same order.
+// The columns are cut into as few panels as fit in registers, of equal widths (a row of 288 floats
+// is one panel of 18 AVX-512 vectors, 768 two of 24): a matrix whose rows fit one panel is read
+// as one stream, row after row, as a matrix from memory should be.
 template <class V, class T>
 void gemv_with(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K, const T* bias) {
-  constexpr std::size_t W = V::width, NV = detail::panel_vectors<V>, NR = NV * W;
-  std::size_t n0 = 0;
-  for (; n0 + NR <= N; n0 += NR)
-    detail::gemv_panel<V, NV, false>(y + n0, x, B + n0, ldb, K, W, bias ? bias + n0 : nullptr);
-  if (n0 < N) {
-    const std::size_t rem = N - n0, nv = (rem + W - 1) / W, nl = rem - (nv - 1) * W;
-    detail::gemv_tail<V>(std::make_index_sequence<NV>{}, nv, nl != W, y + n0, x, B + n0, ldb, K, nl,
-                         bias ? bias + n0 : nullptr);
+  constexpr std::size_t W = V::width, NV = detail::panel_vectors<V>;
+  const std::size_t vecs = (N + W - 1) / W, panels = (vecs + NV - 1) / NV, per = (vecs + panels - 1) / panels;
+  for (std::size_t n0 = 0; n0 < N; n0 += per * W) {
+    const std::size_t rem = N - n0 < per * W ? N - n0 : per * W, nv = (rem + W - 1) / W, nl = rem - (nv - 1) * W;
+    if (nv == NV && nl == W)
+      detail::gemv_panel<V, NV, false>(y + n0, x, B + n0, ldb, K, W, bias ? bias + n0 : nullptr);
+    else
+      detail::gemv_tail<V>(std::make_index_sequence<NV>{}, nv, nl != W, y + n0, x, B + n0, ldb, K, nl,
+                           bias ? bias + n0 : nullptr);
   }
 }
 
@@ -207,6 +211,39 @@ constexpr void gemv_rows(T* y, const T* x, const T* A, std::size_t lda, std::siz
   }
 }
 
+// ---------------------------------------------------------------- a matrix stored panel by panel
+// y (N) = x (K) · B (K,N) with B stored by panels of NR = panel_width<V> columns: columns
+// p·NR … p·NR+NR-1 are the contiguous (K, NR) block at Bp + p·NR·K, the last panel (K, N - p·NR)
+// when N is no multiple of NR (K·N elements in all, no padding). gemv's panels read NR columns of every row of B, a
+// stride of N apart; here each panel is one contiguous stream, which is what a matrix read once
+// per token from memory needs (a large vocabulary's head: pages and prefetchers follow it). The
+// same sums as gemv (k order from 0, one FMA at a time): the same bits.
+template <class V> inline constexpr std::size_t panel_width = detail::panel_vectors<V> * V::width;
+
+template <class V, class T>
+void gemv_panels_with(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K) {
+  constexpr std::size_t NR = panel_width<V>;
+  for (std::size_t n0 = 0; n0 < N; n0 += NR) {
+    const std::size_t w = N - n0 < NR ? N - n0 : NR;  // the panel's width = its row stride
+    gemv_with<V>(y + n0, x, Bp + n0 * K, w, w, K, static_cast<const T*>(nullptr));
+  }
+}
+
+namespace ref {
+// gemv_panels' sums, with panels of NR columns.
+template <class T>
+constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, std::size_t NR) {
+  using S = simd::scalar<T>;
+  for (std::size_t n = 0; n < N; ++n) {
+    const std::size_t n0 = n / NR * NR, w = N - n0 < NR ? N - n0 : NR;  // n's panel: first column, width
+    const T* b = Bp + n0 * K + (n - n0);
+    T s = S::zero();
+    for (std::size_t k = 0; k < K; ++k) s = S::fmadd(x[k], b[k * w], s);
+    y[n] = s;
+  }
+}
+}  // namespace ref
+
 // The entry points: the reference during constant evaluation, the native backend at run time.
 template <class T>
 constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K,
@@ -218,6 +255,13 @@ template <class T>
 constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
   if (std::is_constant_evaluated()) ref::gemv_batch(jobs, n, ldb, N, K);
   else gemv_batch_with<simd::native<T>>(jobs, n, ldb, N, K);
+}
+// The panel width of the native backend: the layout gemv_panels reads.
+template <class T> inline constexpr std::size_t native_panel_width = panel_width<simd::native<T>>;
+template <class T>
+constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K) {
+  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, native_panel_width<T>);
+  else gemv_panels_with<simd::native<T>>(y, x, Bp, N, K);
 }
 
 }  // namespace sf::kernels
