@@ -222,11 +222,11 @@ struct attention {
       kernels::gemv_job<T> jobs[H];
       for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_gᵀ   (keys)
         jobs[h] = {w.scores.row(h), q.row(r) + h * dk, c.kt.data() + (b * KV + h / G) * dk * S, nullptr};
-      kernels::gemv_batch(jobs, H, S, keys, dk);
+      kernels::gemv_batch<G>(jobs, H, S, keys, dk);  // (the G heads of a key/value head: its keys read once)
       simd::softmax_scaled_rows(w.scores.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
       for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_g   (d_k)
         jobs[h] = {o.row(r) + h * dk, w.scores.row(h), c.v.data() + b * S * DK + (h / G) * dk, nullptr};
-      kernels::gemv_batch(jobs, H, DK, dk, keys);
+      kernels::gemv_batch<G>(jobs, H, DK, dk, keys);  // (and its values)
     }
     lin(y, o, p.wo, p.bo);
   }
