@@ -47,6 +47,15 @@ inline void advise_huge_pages([[maybe_unused]] const void* p, [[maybe_unused]] s
 #endif
 }
 
+// Writes one byte of every 4 KiB page of the static object at p (n bytes) with its own value: the
+// kernel maps static storage at its first write, a page fault a page, and the decoder's buffers
+// are otherwise first written during the prompt's prefill, whose time would then count them.
+inline void touch_pages(void* p, std::size_t n) {
+  volatile unsigned char* b = static_cast<unsigned char*>(p);
+  for (std::size_t i = 0; i < n; i += 4096) b[i] = b[i];
+  if (n) b[n - 1] = b[n - 1];
+}
+
 // An error: one line on stderr ("staticformer run: what: message"), exit status 1.
 template <class Tok>
 int fail(const job<Tok>& j, const std::string& what, const char* message) {
@@ -91,6 +100,7 @@ int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* confi
   if (sf::status s = sampler.configure(j.sampling); !s) return fail(j, "", s.message());
   advise_huge_pages(&dec, sizeof dec);  // (the cache and a tied head's copy: before use() writes them)
   dec.use(weights);
+  touch_pages(&dec, sizeof dec);  // (before the prompt's timing: mapping the buffers is loading's work)
 
   char last = '\n';
   std::int32_t prev = -1;  // the token before the next one printed
