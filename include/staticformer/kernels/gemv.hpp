@@ -176,8 +176,12 @@ void gemv_batch_with(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, st
           for (; g + 8 <= n; g += 8) detail::gemv_batch_group<V, 8, Share>(jobs + g, ldb, N, K);
       if constexpr (Share <= 4)
         for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4, Share>(jobs + g, ldb, N, K);
-      if constexpr (Share == 2)
-        if (g + 2 <= n) detail::gemv_batch_group<V, 2, 2>(jobs + g, ldb, N, K), g += 2;
+      if constexpr (Share == 2) {
+        if (g + 2 <= n) {
+          detail::gemv_batch_group<V, 2, 2>(jobs + g, ldb, N, K);
+          g += 2;
+        }
+      }
     }
     // the rest (or every job, Share = 1 or another group size): no sharing assumed
     if constexpr (V::registers >= 32)
