@@ -25,10 +25,16 @@
 //
 // read_bandwidth/<KiB>: GB/s of reading a buffer of that size over and over (four independent
 // vector sums, nothing written), the bound of token-by-token decoding, which reads every weight
-// once per token: 400 KiB ≈ nano's float weights (from L2), 3100 KiB ≈ dim128's (past L2).
+// once per token: 400 KiB ≈ nano's float weights (from L2), 3100 KiB ≈ dim128's (past L2), 1016 KiB
+// ≈ a stories260K-shaped model's, 16700 and 59344 KiB ≈ a stories15M-shaped model's int8 and float
+// weights (from memory). read_bandwidth_thp/<KiB>: the same with the buffer advised for transparent
+// huge pages (madvise(MADV_HUGEPAGE), as `staticformer run` advises its weights; Linux only).
 #include <benchmark/benchmark.h>
 
 #include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <cstddef>
 #include <cstdio>
@@ -288,11 +294,22 @@ void add_cube(const char* opname) {
 }
 
 // ---------------------------------------------------------------- memory read bandwidth
+// Two buffers of 64 MiB aligned to 2 MiB: one with the default pages, one advised for huge pages
+// before it is first written (read_bandwidth_thp).
+constexpr std::size_t max_kib = 65536;
+alignas(2 * 1024 * 1024) float g_buf4k[max_kib * 1024 / sizeof(float)];
+alignas(2 * 1024 * 1024) float g_bufthp[max_kib * 1024 / sizeof(float)];
+
+template <bool Thp>
 void read_bandwidth(benchmark::State& state) {
   using R = typename V::reg;
-  constexpr std::size_t max_kib = 8192, W = V::width;
-  alignas(64) static float buf[max_kib * 1024 / sizeof(float)];
+  constexpr std::size_t W = V::width;
+  float* buf = Thp ? g_bufthp : g_buf4k;
   const std::size_t n = static_cast<std::size_t>(state.range(0)) * 1024 / sizeof(float);
+#if defined(__linux__)
+  static const bool advised = ::madvise(g_bufthp, sizeof g_bufthp, MADV_HUGEPAGE) == 0;  // (before any write)
+  if (Thp && !advised) state.SkipWithError("madvise(MADV_HUGEPAGE) failed");
+#endif
   for (std::size_t i = 0; i < n; ++i) buf[i] = 1.0f;
   R s0 = V::zero(), s1 = V::zero(), s2 = V::zero(), s3 = V::zero();
   const double t0 = cpu_seconds();
@@ -344,8 +361,10 @@ int main(int argc, char** argv) {
   add_decode<64, 65>();
   benchmark::RegisterBenchmark("vmath/softmax_row<64> x64", softmax_rows<64>);
   benchmark::RegisterBenchmark("vmath/gelu_tanh_row<256> x64", gelu_tanh_rows<256>);
-  for (int kib : {32, 400, 3100, 8192})
-    benchmark::RegisterBenchmark(("read_bandwidth/" + std::to_string(kib)).c_str(), read_bandwidth)->Arg(kib);
+  for (int kib : {32, 400, 1016, 3100, 8192, 16700, 59344}) {
+    benchmark::RegisterBenchmark(("read_bandwidth/" + std::to_string(kib)).c_str(), read_bandwidth<false>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_thp/" + std::to_string(kib)).c_str(), read_bandwidth<true>)->Arg(kib);
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -137,3 +137,4 @@ TEST(Decode, GemvBatchMatchesReference) {
         for_each_backend(check);
       }
 }
+

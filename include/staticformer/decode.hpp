@@ -31,14 +31,16 @@
 //            matmul (P, d_k)·(d_k, T))
 //     values v:  (B, T, D)      — a head's (T, d_k) slice is the right operand of P·V
 //   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
-//   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too),
+//   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too, over the
+//   copy stored panel by panel so that it streams: kernels::gemv_panels),
 //   and the buffers of a step (B rows) and of a prefill chunk (P rows).
 // The cache of stream b is zeroed by reset(b), so positions past a stream's own are always
 // finite (0 or values this stream wrote), which keeps "probability 0 times a value" exactly 0.
 //
 // Prefill runs the prompt in chunks of P = min(16, T) positions through the matrix–matrix
 // kernels; a chunk that would run past T starts earlier and recomputes positions already in the
-// cache (same inputs, same bits). Prompts of fewer than P/4 new tokens go through single steps.
+// cache (same inputs, same bits). Prompts of fewer than P/4 new tokens go through single steps, and
+// so do the last tokens of a longer prompt when fewer than P/4 remain after its full chunks.
 //
 // Options (the third template argument, sf::decoder_options; both choices give the same bits):
 //   .prefill_chunk   P above (≥ 1). 1: prefill runs single steps and the decoder holds no chunk
@@ -101,14 +103,18 @@ class decoder {
   static constexpr bool chunks = P > 1;                                    // prefill through matrix products
   static constexpr bool head_copy = C.tied && !int8_weights && O.tied_head_copy;  // head_t_ = tok_embᵀ
   using weights_t = params<C, Wt>;
+  // Float weights past 8 MiB come from memory at every token, not from a cache: a step's products
+  // then read each matrix as one stream (Q, K and V one after the other, not interleaved).
+  static constexpr bool weights_from_memory = sizeof(weights_t) > (std::size_t{8} << 20);
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
   // called again after they change) and empties every stream.
   constexpr void use(const weights_t& p) {
     w_ = &p;
-    if constexpr (head_copy)  // head_t = tok_embᵀ: (D, V) (int8: tok_emb is the head matrix)
+    if constexpr (head_copy)  // head_t = tok_embᵀ: (D, V) by panels of HN columns (int8: tok_emb is the head matrix)
       for (std::size_t v = 0; v < V; ++v)
-        for (std::size_t i = 0; i < D; ++i) head_t_(i, v) = p.tok_emb.weight(v, i);
+        for (std::size_t v0 = v / HN * HN, w = V - v0 < HN ? V - v0 : HN, i = 0; i < D; ++i)
+          head_t_[v0 * D + i * w + (v - v0)] = p.tok_emb.weight(v, i);
     reset();
   }
 
@@ -204,6 +210,10 @@ class decoder {
         kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq));
         kernels::q8::matvec(k.data(), d->xq_d_[0], wk.m, bias_of(bk));
         kernels::q8::matvec(v.data(), d->xq_d_[0], wv.m, bias_of(bv));
+      } else if constexpr (one_row && weights_from_memory) {  // one stream per matrix, row after row
+        kernels::gemv(q.data(), x.data(), wq.data(), D, D, D, bias_of(bq));
+        kernels::gemv(k.data(), x.data(), wk.data(), DK, DK, D, bias_of(bk));
+        kernels::gemv(v.data(), x.data(), wv.data(), DK, DK, D, bias_of(bv));
       } else if constexpr (one_row) {  // one row: Q, K and V in one loop (three times the chains in flight)
         const kernels::gemv_job<T> jobs[3] = {{q.data(), x.data(), wq.data(), bias_of(bq)},
                                               {k.data(), x.data(), wk.data(), bias_of(bk)},
@@ -245,10 +255,16 @@ class decoder {
       return;
     }
     if constexpr (chunks) {
-      std::size_t s0 = 0;
-      for (std::size_t c = a; c < end; c = s0 + P) {
+      std::size_t s0 = 0, c = a;
+      for (; c < end; c = s0 + P) {
+        if (c > a && (end - c) * 4 < P) break;  // a few tokens after the last full chunk: single steps
         s0 = c + P <= S ? c : S - P;  // a chunk ending past T starts earlier (recomputes cached positions)
         chunk(b, s0, end);
+      }
+      if (c < end) {
+        pos_[b] = c;
+        for (std::size_t t = c; t < end; ++t) step_rows<1>(b);
+        return;
       }
       const std::size_t r = end - 1 - s0;  // the last position's row in the last chunk
       head_row(logits_.data() + b * V, cx_.data() + r * D);
@@ -264,10 +280,15 @@ class decoder {
     lm_head(one_v{logits_row}, one_d{row_.data()}.as_const());
   }
   // logits (R, V) = a (R, D) · W_head; a float tied head read in place: one dot product per token,
-  // each summed as the vector–matrix product sums it (kernels::gemv_rows)
+  // each summed as the vector–matrix product sums it (kernels::gemv_rows); its copy tok_embᵀ by
+  // panels (kernels::gemv_panels: the same sums as the matrix product, read as one stream)
   template <class Y, class X>
   constexpr void lm_head(Y&& y, const X& a) {
-    if constexpr (C.tied && !int8_weights && !head_copy) {
+    if constexpr (head_copy) {
+      using my = detail::mt<Y>;
+      for (std::size_t r = 0; r < my::rows; ++r)
+        kernels::gemv_panels(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, head_t_.data(), V, D);
+    } else if constexpr (C.tied && !int8_weights && !head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)
         kernels::gemv_rows(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, w_->tok_emb.weight.data(), D, V, D);
@@ -282,7 +303,6 @@ class decoder {
   }
   constexpr const auto& head_weight() const {
     if constexpr (C.tied && int8_weights) return w_->tok_emb.weight;  // (V, D) table = the (D → V) matrix
-    else if constexpr (head_copy) return head_t_;
     else return w_->lm_head.weight;
   }
 
@@ -386,7 +406,10 @@ class decoder {
   tensor<std::int32_t, Batch<B>, Seq<S>> hist_{};                          // the tokens of every stream
   std::array<std::size_t, B> pos_{};
   tensor<T, Batch<B>, Vocab<V>> logits_{};
-  [[no_unique_address]] maybe<head_copy, tensor<T, Model<D>, Vocab<V>>> head_t_{};  // tok_embᵀ
+  // tok_embᵀ (D, V), stored by panels of HN columns: panel p, columns p·HN …, is the contiguous
+  // (D, HN) block at p·HN·D, the last one (D, V - p·HN) (kernels::gemv_panels)
+  static constexpr std::size_t HN = kernels::native_panel_width<T>;
+  [[no_unique_address]] maybe<head_copy, std::array<T, D * V>> head_t_{};
   // Quantized rows of width D and F: Rq of each, the rows an int8 product takes per pass over its
   // weights (4 with avx512_vnni, else 1: kernels::q8::matvec_rows).
   static constexpr std::size_t Rq = kernels::q8::rows_per_pass<kernels::q8::native>;

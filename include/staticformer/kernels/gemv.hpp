@@ -22,8 +22,8 @@
 namespace sf::kernels {
 
 namespace detail {
-// Vectors of y kept in registers by one panel.
-template <class V> inline constexpr std::size_t panel_vectors = V::width == 1 ? 8 : (V::registers >= 32 ? 16 : 8);
+// Vectors of y kept in registers by one panel (at most: gemv_with balances the panels of a row).
+template <class V> inline constexpr std::size_t panel_vectors = V::width == 1 ? 8 : (V::registers >= 32 ? 24 : 8);
 
 // y[0:cols] = (bias) + Σ_k x[k]·B[k, 0:cols]   for NV vectors, the last one with nl lanes when Partial
 //   y: (cols)   x: (K)   B: (K, cols) row stride ldb   bias: (cols) or nullptr
@@ -65,16 +65,20 @@ SF_KERNEL_INLINE void gemv_tail(std::index_sequence<I...>, std::size_t nv, bool 
 // y (N) = x (K) · B (K,N) (+ bias)   with backend V; N, K, ldb at run time.
 //   y: (N)   x: (K)   B: (K,N) row stride ldb ≥ N   bias: (N) or nullptr
 // Naive reference: ref::gemv (below) — the same sums in the same order.
+// The columns are cut into as few panels as fit in registers, of equal widths (a row of 288 floats
+// is one panel of 18 AVX-512 vectors, 768 two of 24): a matrix whose rows fit one panel is read
+// as one stream, row after row, as a matrix from memory should be.
 template <class V, class T>
 void gemv_with(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K, const T* bias) {
-  constexpr std::size_t W = V::width, NV = detail::panel_vectors<V>, NR = NV * W;
-  std::size_t n0 = 0;
-  for (; n0 + NR <= N; n0 += NR)
-    detail::gemv_panel<V, NV, false>(y + n0, x, B + n0, ldb, K, W, bias ? bias + n0 : nullptr);
-  if (n0 < N) {
-    const std::size_t rem = N - n0, nv = (rem + W - 1) / W, nl = rem - (nv - 1) * W;
-    detail::gemv_tail<V>(std::make_index_sequence<NV>{}, nv, nl != W, y + n0, x, B + n0, ldb, K, nl,
-                         bias ? bias + n0 : nullptr);
+  constexpr std::size_t W = V::width, NV = detail::panel_vectors<V>;
+  const std::size_t vecs = (N + W - 1) / W, panels = (vecs + NV - 1) / NV, per = (vecs + panels - 1) / panels;
+  for (std::size_t n0 = 0; n0 < N; n0 += per * W) {
+    const std::size_t rem = N - n0 < per * W ? N - n0 : per * W, nv = (rem + W - 1) / W, nl = rem - (nv - 1) * W;
+    if (nv == NV && nl == W)
+      detail::gemv_panel<V, NV, false>(y + n0, x, B + n0, ldb, K, W, bias ? bias + n0 : nullptr);
+    else
+      detail::gemv_tail<V>(std::make_index_sequence<NV>{}, nv, nl != W, y + n0, x, B + n0, ldb, K, nl,
+                           bias ? bias + n0 : nullptr);
   }
 }
 
@@ -93,11 +97,14 @@ struct gemv_job {
 
 namespace detail {
 template <class V> inline constexpr std::size_t batch_chains = V::width == 1 ? 8 : (V::registers >= 32 ? 24 : 12);
+// vectors per job in a pass of G jobs; 8 jobs (32 registers only) keep 2 each: 16 accumulators
+// and 8 broadcast x values
 template <class V, std::size_t G> inline constexpr std::size_t batch_vectors =
-    batch_chains<V> / G < panel_vectors<V> ? batch_chains<V> / G : panel_vectors<V>;
+    G > 4 ? 2 : batch_chains<V> / G < panel_vectors<V> ? batch_chains<V> / G : panel_vectors<V>;
 
-// jobs[0:G]: y_g[n0 : n0+cols] over NV vectors (the last with nl lanes when Partial)
-template <class V, std::size_t G, std::size_t NV, bool Partial, class T, std::size_t... I>
+// jobs[0:G]: y_g[n0 : n0+cols] over NV vectors (the last with nl lanes when Partial). Jobs
+// g, g+1, … g+S-1 (g a multiple of S) share one matrix B: it is loaded once for them.
+template <class V, std::size_t G, std::size_t S, std::size_t NV, bool Partial, class T, std::size_t... I>
 SF_KERNEL_INLINE void gemv_batch_body(std::index_sequence<I...>, const gemv_job<T>* jobs, std::size_t n0,
                                       std::size_t ldb, std::size_t K, std::size_t nl) {
   using reg = typename V::reg;
@@ -109,52 +116,81 @@ SF_KERNEL_INLINE void gemv_batch_body(std::index_sequence<I...>, const gemv_job<
   ((jobs[I / NV].bias ? (void)(acc[I] = V::add(acc[I], ld(jobs[I / NV].bias + n0, I % NV))) : void()), ...);
   for (std::size_t k = 0; k < K; ++k) {
     reg xk[G];
-    for (std::size_t g = 0; g < G; ++g) xk[g] = V::set1(jobs[g].x[k]);
-    ((acc[I] = V::fmadd(xk[I / NV], ld(jobs[I / NV].B + k * ldb + n0, I % NV), acc[I])), ...);
+    simd::detail::repeat<G>([&](auto g) SF_LAMBDA_INLINE { xk[g] = V::set1(jobs[g].x[k]); });
+    if constexpr (S == 1) {
+      ((acc[I] = V::fmadd(xk[I / NV], ld(jobs[I / NV].B + k * ldb + n0, I % NV), acc[I])), ...);
+    } else {  // one load of B's row k per S jobs
+      reg bk[(G / S) * NV];
+      simd::detail::repeat<(G / S) * NV>(
+          [&](auto i) SF_LAMBDA_INLINE { bk[i] = ld(jobs[i / NV * S].B + k * ldb + n0, i % NV); });
+      ((acc[I] = V::fmadd(xk[I / NV], bk[(I / NV / S) * NV + I % NV], acc[I])), ...);
+    }
   }
   ((Partial && I % NV + 1 == NV ? V::store_partial(jobs[I / NV].y + n0 + (I % NV) * W, acc[I], nl)
                                : V::store(jobs[I / NV].y + n0 + (I % NV) * W, acc[I])),
    ...);
 }
-template <class V, std::size_t G, std::size_t NV, bool Partial, class T>
+template <class V, std::size_t G, std::size_t S, std::size_t NV, bool Partial, class T>
 SF_KERNEL_NOINLINE void gemv_batch_panel(const gemv_job<T>* jobs, std::size_t n0, std::size_t ldb, std::size_t K,
                                          std::size_t nl) {
-  gemv_batch_body<V, G, NV, Partial>(std::make_index_sequence<G * NV>{}, jobs, n0, ldb, K, nl);
+  gemv_batch_body<V, G, S, NV, Partial>(std::make_index_sequence<G * NV>{}, jobs, n0, ldb, K, nl);
 }
-template <class V, std::size_t G, class T, std::size_t... I>
+template <class V, std::size_t G, std::size_t S, class T, std::size_t... I>
 SF_KERNEL_INLINE void gemv_batch_tail(std::index_sequence<I...>, std::size_t nv, bool partial,
                                       const gemv_job<T>* jobs, std::size_t n0, std::size_t ldb, std::size_t K,
                                       std::size_t nl) {
-  ((nv == I + 1 ? (partial ? gemv_batch_panel<V, G, I + 1, true>(jobs, n0, ldb, K, nl)
-                           : gemv_batch_panel<V, G, I + 1, false>(jobs, n0, ldb, K, nl))
+  ((nv == I + 1 ? (partial ? gemv_batch_panel<V, G, S, I + 1, true>(jobs, n0, ldb, K, nl)
+                           : gemv_batch_panel<V, G, S, I + 1, false>(jobs, n0, ldb, K, nl))
                 : void()),
    ...);
 }
-// G jobs (1 ≤ G ≤ 4), all columns
-template <class V, std::size_t G, class T>
+// G jobs (1 ≤ G ≤ 8), all columns; consecutive S share B (S divides G)
+template <class V, std::size_t G, std::size_t S, class T>
 void gemv_batch_group(const gemv_job<T>* jobs, std::size_t ldb, std::size_t N, std::size_t K) {
   constexpr std::size_t W = V::width, NV = batch_vectors<V, G>, NR = NV * W;
   std::size_t n0 = 0;
-  for (; n0 + NR <= N; n0 += NR) gemv_batch_panel<V, G, NV, false>(jobs, n0, ldb, K, W);
+  for (; n0 + NR <= N; n0 += NR) gemv_batch_panel<V, G, S, NV, false>(jobs, n0, ldb, K, W);
   if (n0 < N) {
     const std::size_t rem = N - n0, nv = (rem + W - 1) / W, nl = rem - (nv - 1) * W;
-    gemv_batch_tail<V, G>(std::make_index_sequence<NV>{}, nv, nl != W, jobs, n0, ldb, K, nl);
+    gemv_batch_tail<V, G, S>(std::make_index_sequence<NV>{}, nv, nl != W, jobs, n0, ldb, K, nl);
   }
 }
 }  // namespace detail
 
 // jobs[0:n]: y_g = x_g · B_g (+ bias_g), all (K, N) with row stride ldb, with backend V.
-template <class V, class T>
+// Share = S > 1: jobs g … g+S-1 (g a multiple of S, n a multiple of S) have the same B (the query
+// heads of one key/value head in grouped-query attention); each row of it is then loaded once for
+// them. With 32 registers and N of at most 2 vectors, 8 jobs run in one pass (8 chains: a P·V of
+// d_k = 8 columns is one vector per head, latency-bound with fewer chains). The same sums.
+template <class V, std::size_t Share = 1, class T>
 void gemv_batch_with(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
   if constexpr (V::width == 1) {  // scalar (e.g. a Cortex-M4): one product after the other keeps
     for (std::size_t g = 0; g < n; ++g)  // 8 accumulators and one base pointer per loop (fewer instructions)
       gemv_with<V>(jobs[g].y, jobs[g].x, jobs[g].B, ldb, N, K, jobs[g].bias);
   } else {
     std::size_t g = 0;
-    for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4>(jobs + g, ldb, N, K);
-    if (n - g == 3) detail::gemv_batch_group<V, 3>(jobs + g, ldb, N, K);
-    else if (n - g == 2) detail::gemv_batch_group<V, 2>(jobs + g, ldb, N, K);
-    else if (n - g == 1) detail::gemv_batch_group<V, 1>(jobs + g, ldb, N, K);
+    [[maybe_unused]] const bool eight = V::registers >= 32 && N <= 2 * V::width;  // passes of 8 jobs
+    if constexpr (Share == 2 || Share == 4 || Share == 8) {  // whole sharing sets per pass
+      if constexpr (V::registers >= 32)
+        if (eight)
+          for (; g + 8 <= n; g += 8) detail::gemv_batch_group<V, 8, Share>(jobs + g, ldb, N, K);
+      if constexpr (Share <= 4)
+        for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4, Share>(jobs + g, ldb, N, K);
+      if constexpr (Share == 2) {
+        if (g + 2 <= n) {
+          detail::gemv_batch_group<V, 2, 2>(jobs + g, ldb, N, K);
+          g += 2;
+        }
+      }
+    }
+    // the rest (or every job, Share = 1 or another group size): no sharing assumed
+    if constexpr (V::registers >= 32)
+      if (eight)
+        for (; g + 8 <= n; g += 8) detail::gemv_batch_group<V, 8, 1>(jobs + g, ldb, N, K);
+    for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4, 1>(jobs + g, ldb, N, K);
+    if (n - g == 3) detail::gemv_batch_group<V, 3, 1>(jobs + g, ldb, N, K);
+    else if (n - g == 2) detail::gemv_batch_group<V, 2, 1>(jobs + g, ldb, N, K);
+    else if (n - g == 1) detail::gemv_batch_group<V, 1, 1>(jobs + g, ldb, N, K);
   }
 }
 
@@ -207,6 +243,39 @@ constexpr void gemv_rows(T* y, const T* x, const T* A, std::size_t lda, std::siz
   }
 }
 
+// ---------------------------------------------------------------- a matrix stored panel by panel
+// y (N) = x (K) · B (K,N) with B stored by panels of NR = panel_width<V> columns: columns
+// p·NR … p·NR+NR-1 are the contiguous (K, NR) block at Bp + p·NR·K, the last panel (K, N - p·NR)
+// when N is no multiple of NR (K·N elements in all, no padding). gemv's panels read NR columns of every row of B, a
+// stride of N apart; here each panel is one contiguous stream, which is what a matrix read once
+// per token from memory needs (a large vocabulary's head: pages and prefetchers follow it). The
+// same sums as gemv (k order from 0, one FMA at a time): the same bits.
+template <class V> inline constexpr std::size_t panel_width = detail::panel_vectors<V> * V::width;
+
+template <class V, class T>
+void gemv_panels_with(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K) {
+  constexpr std::size_t NR = panel_width<V>;
+  for (std::size_t n0 = 0; n0 < N; n0 += NR) {
+    const std::size_t w = N - n0 < NR ? N - n0 : NR;  // the panel's width = its row stride
+    gemv_with<V>(y + n0, x, Bp + n0 * K, w, w, K, static_cast<const T*>(nullptr));
+  }
+}
+
+namespace ref {
+// gemv_panels' sums, with panels of NR columns.
+template <class T>
+constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, std::size_t NR) {
+  using S = simd::scalar<T>;
+  for (std::size_t n = 0; n < N; ++n) {
+    const std::size_t n0 = n / NR * NR, w = N - n0 < NR ? N - n0 : NR;  // n's panel: first column, width
+    const T* b = Bp + n0 * K + (n - n0);
+    T s = S::zero();
+    for (std::size_t k = 0; k < K; ++k) s = S::fmadd(x[k], b[k * w], s);
+    y[n] = s;
+  }
+}
+}  // namespace ref
+
 // The entry points: the reference during constant evaluation, the native backend at run time.
 template <class T>
 constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K,
@@ -214,10 +283,17 @@ constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N
   if (std::is_constant_evaluated()) ref::gemv(y, x, B, ldb, N, K, bias);
   else gemv_with<simd::native<T>>(y, x, B, ldb, N, K, bias);
 }
-template <class T>
+template <std::size_t Share = 1, class T>
 constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
   if (std::is_constant_evaluated()) ref::gemv_batch(jobs, n, ldb, N, K);
-  else gemv_batch_with<simd::native<T>>(jobs, n, ldb, N, K);
+  else gemv_batch_with<simd::native<T>, Share>(jobs, n, ldb, N, K);
+}
+// The panel width of the native backend: the layout gemv_panels reads.
+template <class T> inline constexpr std::size_t native_panel_width = panel_width<simd::native<T>>;
+template <class T>
+constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K) {
+  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, native_panel_width<T>);
+  else gemv_panels_with<simd::native<T>>(y, x, Bp, N, K);
 }
 
 }  // namespace sf::kernels

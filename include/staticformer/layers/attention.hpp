@@ -168,6 +168,14 @@ struct attention {
     std::conditional_t<Chunk, tensor<T, Seq<R>, Seq<S>>, tensor<T, Heads<H>, Seq<S>>> scores;
   };
 
+  // The key positions of a prefill chunk's products go in blocks of this many: the largest of 64,
+  // 32, 16, 8 that divides T and is less than T (0: none, one product over all T keys).
+  static constexpr std::size_t chunk_key_block = [] {
+    for (std::size_t kb : {64u, 32u, 16u, 8u})
+      if (S % kb == 0 && kb < S) return kb;
+    return std::size_t{0};
+  }();
+
   // Prefill: positions s0 … s0+R-1 of stream b (s0 + R ≤ T). Their keys and values are written to
   // the cache; every query attends positions 0 … its own.
   // y: (1,R,D) written  x: (1,R,D)  p: float or int8 parameters  lin: the product (ffn::rows)
@@ -184,16 +192,46 @@ struct attention {
       c.store(b, s0 + i, w.k.data() + i * DK, w.v.data() + i * DK);
     }
     const T sc = scale();
-    for (std::size_t h = 0; h < H; ++h) {
-      const auto Sc = as_view(w.scores);                                              // (R, T) scores, then P
-      matmul(Sc, head<H>(std::as_const(w.q), 0, h), at(std::as_const(c.kt), b, h / G));   // q_h · K_gᵀ
-      for (std::size_t i = 0; i < R; ++i) {
-        T* row = Sc.row(i);
-        const std::size_t keys = s0 + i + 1;
-        simd::softmax_scaled(row, keys, sc);
-        for (std::size_t j = keys; j < S; ++j) row[j] = T{};
+    if constexpr (chunk_key_block != 0) {
+      // Keys in blocks of KB positions, up to the chunk's last position: the cache past it holds
+      // only probability-0 keys for every row, which add nothing to a sum (a step leaves them out
+      // too), so the products stop there; o_h accumulates block after block, continuing each
+      // element's k-order chain (the same bits as the product over all T keys).
+      constexpr std::size_t KB = chunk_key_block;
+      const std::size_t nb = (s0 + R + KB - 1) / KB;  // key blocks that hold positions 0 … s0+R-1
+      using scores_block = view<T, shape<Seq<R>>, Seq<KB>, S>;  // (R, KB) of the (R, T) scores
+      for (std::size_t h = 0; h < H; ++h) {
+        const std::size_t g = h / G;
+        const T* kt = c.kt.data() + (b * KV + g) * dk * S;       // K_gᵀ: (d_k, T)
+        const T* vg = c.v.data() + b * S * DK + g * dk;           // V_g: (T, d_k), row stride kv·d_k
+        for (std::size_t j = 0; j < nb; ++j)                      // q_h · K_gᵀ, keys of block j
+          matmul(scores_block{w.scores.data() + j * KB}, head<H>(std::as_const(w.q), 0, h),
+                 view<const T, shape<HeadDim<dk>>, Seq<KB>, S>{kt + j * KB});
+        for (std::size_t i = 0; i < R; ++i) {
+          T* row = w.scores.data() + i * S;
+          const std::size_t keys = s0 + i + 1;
+          simd::softmax_scaled(row, keys, sc);
+          for (std::size_t j = keys; j < nb * KB; ++j) row[j] = T{};
+        }
+        for (std::size_t j = 0; j < nb; ++j) {                    // o_h = P · V_g, block after block
+          const auto Pb = scores_block{w.scores.data() + j * KB}.as_const();
+          const view<const T, shape<Seq<KB>>, HeadDim<dk>, DK> Vb{vg + j * KB * DK};
+          if (j == 0) matmul(head<H>(w.o, 0, h), Pb, Vb);
+          else matmul(head<H>(w.o, 0, h), Pb, Vb, accumulate);
+        }
       }
-      matmul(head<H>(w.o, 0, h), Sc.as_const(), head<KV>(std::as_const(c.v), b, h / G));  // o_h = P · V_g
+    } else {
+      for (std::size_t h = 0; h < H; ++h) {
+        const auto Sc = as_view(w.scores);                                              // (R, T) scores, then P
+        matmul(Sc, head<H>(std::as_const(w.q), 0, h), at(std::as_const(c.kt), b, h / G));   // q_h · K_gᵀ
+        for (std::size_t i = 0; i < R; ++i) {
+          T* row = Sc.row(i);
+          const std::size_t keys = s0 + i + 1;
+          simd::softmax_scaled(row, keys, sc);
+          for (std::size_t j = keys; j < S; ++j) row[j] = T{};
+        }
+        matmul(head<H>(w.o, 0, h), Sc.as_const(), head<KV>(std::as_const(c.v), b, h / G));  // o_h = P · V_g
+      }
     }
     lin(y, w.o, p.wo, p.bo);
   }
@@ -222,11 +260,11 @@ struct attention {
       kernels::gemv_job<T> jobs[H];
       for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_gᵀ   (keys)
         jobs[h] = {w.scores.row(h), q.row(r) + h * dk, c.kt.data() + (b * KV + h / G) * dk * S, nullptr};
-      kernels::gemv_batch(jobs, H, S, keys, dk);
+      kernels::gemv_batch<G>(jobs, H, S, keys, dk);  // (the G heads of a key/value head: its keys read once)
       simd::softmax_scaled_rows(w.scores.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
       for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_g   (d_k)
         jobs[h] = {o.row(r) + h * dk, w.scores.row(h), c.v.data() + b * S * DK + (h / G) * dk, nullptr};
-      kernels::gemv_batch(jobs, H, DK, dk, keys);
+      kernels::gemv_batch<G>(jobs, H, DK, dk, keys);  // (and its values)
     }
     lin(y, o, p.wo, p.bo);
   }

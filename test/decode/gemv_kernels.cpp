@@ -1,0 +1,95 @@
+// The decoder's vector–matrix kernels beside test_decode.cpp's (the same program; a unit of its own
+// for the compile time): gemv_panels (a matrix stored panel by panel, the float tied head's copy)
+// and gemv_batch<Share> (jobs sharing a matrix: the query heads of one key/value head), each
+// against the reference on every float backend compiled in: the same bits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "staticformer/data.hpp"
+#include "staticformer/kernels/gemv.hpp"
+#include "staticformer/simd.hpp"
+
+namespace {
+// f.template operator()<V>(name) for every float backend compiled into this test.
+template <class F>
+void for_each_backend(F&& f) {
+  f.template operator()<sf::simd::scalar<float>>("scalar");
+#ifdef SF_SIMD_HAVE_AVX2
+  f.template operator()<sf::simd::avx2>("avx2");
+#endif
+#ifdef SF_SIMD_HAVE_AVX512
+  f.template operator()<sf::simd::avx512>("avx512");
+#endif
+#ifdef SF_SIMD_HAVE_NEON
+  f.template operator()<sf::simd::neon>("neon");
+#endif
+}
+}  // namespace
+
+// gemv_panels (the matrix stored panel by panel: the float tied head's copy) against ref::gemv over
+// the plain matrix, every backend compiled in, with that backend's panel width: the same bits.
+TEST(Decode, GemvPanelsMatchesGemv) {
+  sf::xoshiro256 rng(8);
+  auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
+  for (std::size_t N : {1u, 7u, 8u, 9u, 64u, 65u, 255u, 256u, 257u, 600u})
+    for (std::size_t K : {1u, 7u, 64u, 65u}) {
+      std::vector<float> x(K), Bm(K * N), y0(N), y1(N), y2(N);
+      for (auto& v : x) v = rnd();
+      for (auto& v : Bm) v = rnd();
+      sf::kernels::ref::gemv(y0.data(), x.data(), Bm.data(), N, N, K, static_cast<const float*>(nullptr));
+      auto check = [&]<class V>(const char* name) {
+        constexpr std::size_t NR = sf::kernels::panel_width<V>;
+        std::vector<float> Bp(K * N);  // panel by panel, the last one narrower
+        for (std::size_t n = 0; n < N; ++n) {
+          const std::size_t n0 = n / NR * NR, w = N - n0 < NR ? N - n0 : NR;
+          for (std::size_t k = 0; k < K; ++k) Bp[n0 * K + k * w + (n - n0)] = Bm[k * N + n];
+        }
+        std::fill(y1.begin(), y1.end(), 7.0f);
+        sf::kernels::gemv_panels_with<V>(y1.data(), x.data(), Bp.data(), N, K);
+        EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float))) << name << " N=" << N << " K=" << K;
+        sf::kernels::ref::gemv_panels(y2.data(), x.data(), Bp.data(), N, K, NR);
+        EXPECT_EQ(0, std::memcmp(y0.data(), y2.data(), N * sizeof(float))) << name << " ref N=" << N << " K=" << K;
+      };
+      for_each_backend(check);
+    }
+}
+
+// gemv_batch<Share> (consecutive jobs with the same matrix, as the query heads of one key/value
+// head: 2, 4 or 8 of them, and a size it does not take, 3: then as Share = 1, in passes of up to 8
+// jobs for N of at most 2 vectors) against ref::gemv_batch, every backend
+// compiled in: the same bits.
+TEST(Decode, GemvBatchSharedMatchesReference) {
+  sf::xoshiro256 rng(7);
+  auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
+  auto run = [&]<std::size_t Share>(std::size_t jobs_n, std::size_t N, std::size_t K) {
+    const std::size_t ldb = N + 5;
+    std::vector<float> x(jobs_n * K), Bm(jobs_n * K * ldb), y0(jobs_n * N), y1(jobs_n * N);
+    for (auto& v : x) v = rnd();
+    for (auto& v : Bm) v = rnd();
+    std::vector<sf::kernels::gemv_job<float>> j0(jobs_n), j1(jobs_n);
+    for (std::size_t g = 0; g < jobs_n; ++g) {
+      const float* B = Bm.data() + g / Share * K * ldb;  // shared by jobs g - g % Share … 
+      j0[g] = {y0.data() + g * N, x.data() + g * K, B, nullptr};
+      j1[g] = {y1.data() + g * N, x.data() + g * K, B, nullptr};
+    }
+    sf::kernels::ref::gemv_batch(j0.data(), jobs_n, ldb, N, K);
+    auto check = [&]<class V>(const char* name) {
+      std::fill(y1.begin(), y1.end(), 7.0f);
+      sf::kernels::gemv_batch_with<V, Share>(j1.data(), jobs_n, ldb, N, K);
+      EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), y0.size() * sizeof(float)))
+          << name << " share=" << Share << " jobs=" << jobs_n << " N=" << N << " K=" << K;
+    };
+    for_each_backend(check);
+  };
+  for (std::size_t N : {1u, 8u, 16u, 17u, 32u, 33u, 100u})
+    for (std::size_t K : {1u, 8u, 48u, 65u}) {
+      for (std::size_t n : {2u, 4u, 6u, 8u, 16u}) run.template operator()<2>(n, N, K);
+      for (std::size_t n : {4u, 8u, 12u}) run.template operator()<4>(n, N, K);
+      for (std::size_t n : {8u, 16u}) run.template operator()<8>(n, N, K);
+      for (std::size_t n : {3u, 6u, 9u, 17u}) run.template operator()<3>(n, N, K);  // (no sharing assumed: passes of 8, 4, …)
+    }
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Issue #22's speed benchmark: `staticformer run` beside llama2.c's run.c and runq.c on the same
+# model files, one core, interleaved rounds (docs/benchmarks.md, "llama2.c's own files").
+#
+#   tools/llama2c_files_vs_runc.sh BUILD_DIR [ROUNDS=5] [CPU=1]
+#
+# BUILD_DIR holds tools/staticformer and benchmark/sf_bench_kernels (Release). It
+#   1. builds run.c and runq.c from ../shared/peers/llama2c (PEERS_DIR) with
+#      `gcc -Ofast -march=native ... -lm` into a temporary directory;
+#   2. writes the model files with tools/make_llama2c_bench.py (llama2.c's own model.py and
+#      export.py; /usr/bin/python3 with torch, or $PYTHON): a stories260K-shaped and a
+#      stories15M-shaped random model, versions 0, 1 and 2, their tokenizer.bin and a 64-token
+#      prompt (FILES_DIR=dir keeps them there and reuses them);
+#   3. runs `staticformer run` once per file (the first use compiles the architecture's executable,
+#      cached in $STATICFORMER_CACHE);
+#   4. ROUNDS times, each program pinned to core CPU, alternating:
+#        float: run FILE.v0 vs staticformer run FILE.v0 (run.c reads only version 0; the same floats
+#               as version 1, which staticformer also reads: both are run, the v1 figure is printed);
+#        int8:  runq FILE.v2 vs staticformer on version 2 (INT8=v2), or, while `staticformer run`
+#               decodes a version 2 file with float weights, on the float file quantized at load
+#               (INT8=convert, the default: `staticformer run FILE.v1 --int8`, groups of 32);
+#        prompt: -n 64 with the 64-token prompt: run.c's "achieved tok/s" is then its prompt rate
+#               (every step is a prompt token), staticformer's is "prompt N tokens in X s";
+#        bandwidth: sf_bench_kernels --benchmark_filter=read_bandwidth at each weight size;
+#      all with `-z TOK -t 0 -n 256 -i "Once upon a time"` but the prompt case;
+#   5. prints the medians, the ratios, the memory roofline of each (weight bytes per token ÷ the best
+#      read bandwidth at that size in this run → tokens/s at most; staticformer's share of it), and
+#      whether staticformer's text is run.c's (float, -t 0; byte for byte).
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR [ROUNDS] [CPU]}
+rounds=${2:-5}
+cpu=${3:-1}
+root="$(cd "$(dirname "$0")/.." && pwd)"
+peers=${PEERS_DIR:-$root/../shared/peers}
+python=${PYTHON:-/usr/bin/python3}
+int8=${INT8:-convert}
+sf="$build/tools/staticformer"
+bench="$build/benchmark/sf_bench_kernels"
+[ -x "$sf" ] || { echo "no $sf: build the target staticformer_cli first" >&2; exit 1; }
+[ -x "$bench" ] || { echo "no $bench: build the target sf_bench_kernels first" >&2; exit 1; }
+[ -f "$peers/llama2c/run.c" ] || { echo "no $peers/llama2c/run.c (set PEERS_DIR)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+files=${FILES_DIR:-$tmp/files}
+gcc -Ofast -march=native -o "$tmp/run" "$peers/llama2c/run.c" -lm
+gcc -Ofast -march=native -o "$tmp/runq" "$peers/llama2c/runq.c" -lm
+if [ ! -f "$files/s15m.prompt64.txt" ]; then
+  "$python" "$root/tools/make_llama2c_bench.py" "$peers/llama2c" "$files" 2>&1 | grep -v '^WARNING: using slow attention' >&2
+fi
+pin() { taskset -c "$cpu" "$@"; }
+prompt="Once upon a time"
+shapes="s260k s15m"
+int8_args() {  # staticformer's int8 run of shape $1
+  if [ "$int8" = v2 ]; then echo "$files/$1.v2.bin"; else echo "$files/$1.v1.bin --int8"; fi
+}
+for s in $shapes; do  # first use: compile (and check that every file runs)
+  "$sf" run "$files/$s.v0.bin" -z "$files/$s.tok.bin" -t 0 -n 4 -i "$prompt" >/dev/null 2>"$tmp/first.err" ||
+    { cat "$tmp/first.err" >&2; exit 1; }
+  # shellcheck disable=SC2046
+  "$sf" run $(int8_args "$s") -z "$files/$s.tok.bin" -t 0 -n 4 -i "$prompt" >/dev/null 2>"$tmp/first.err" ||
+    { cat "$tmp/first.err" >&2; exit 1; }
+done
+log="$tmp/log"
+: >"$log"
+rate() { sed -n 's/^achieved tok\/s: \([0-9.]*\).*/\1/p' "$1"; }
+prompt_rate() { sed -n 's/.*(prompt \([0-9]*\) tokens in \([0-9.e+-]*\) s;.*/\1 \2/p' "$1" | awk '{ printf "%.1f\n", $1 / $2 }'; }
+for r in $(seq "$rounds"); do
+  for s in $shapes; do
+    z=(-z "$files/$s.tok.bin" -t 0)
+    p64=$(cat "$files/$s.prompt64.txt")
+    pin "$tmp/run" "$files/$s.v0.bin" "${z[@]}" -n 256 -i "$prompt" >"$tmp/$s.run.txt" 2>"$tmp/e"
+    echo "$s float runc $(rate "$tmp/e")" >>"$log"
+    pin "$sf" run "$files/$s.v0.bin" "${z[@]}" -n 256 -i "$prompt" >"$tmp/$s.sf.txt" 2>"$tmp/e"
+    echo "$s float sf $(rate "$tmp/e")" >>"$log"
+    pin "$sf" run "$files/$s.v1.bin" "${z[@]}" -n 256 -i "$prompt" >"$tmp/$s.sf1.txt" 2>"$tmp/e"
+    echo "$s float sf_v1 $(rate "$tmp/e")" >>"$log"
+    if [ "$r" = 1 ]; then
+      if cmp -s "$tmp/$s.run.txt" "$tmp/$s.sf.txt" && cmp -s "$tmp/$s.run.txt" "$tmp/$s.sf1.txt"; then
+        echo "$s text same" >>"$log"
+      else
+        echo "$s text differs" >>"$log"
+      fi
+    fi
+    pin "$tmp/runq" "$files/$s.v2.bin" "${z[@]}" -n 256 -i "$prompt" >/dev/null 2>"$tmp/e"
+    echo "$s int8 runq $(rate "$tmp/e")" >>"$log"
+    # shellcheck disable=SC2046
+    pin "$sf" run $(int8_args "$s") "${z[@]}" -n 256 -i "$prompt" >/dev/null 2>"$tmp/e"
+    echo "$s int8 sf $(rate "$tmp/e")" >>"$log"
+    pin "$tmp/run" "$files/$s.v0.bin" "${z[@]}" -n 64 -i "$p64" >/dev/null 2>"$tmp/e"
+    echo "$s prompt runc $(rate "$tmp/e")" >>"$log"
+    pin "$sf" run "$files/$s.v0.bin" "${z[@]}" -n 64 -i "$p64" >/dev/null 2>"$tmp/e"
+    echo "$s prompt sf $(prompt_rate "$tmp/e") $(sed -n 's/.*(prompt \([0-9]*\) tokens.*/\1/p' "$tmp/e")" >>"$log"
+  done
+  pin "$bench" --benchmark_filter='^read_bandwidth(_thp)?/(1016|16700|59344)/' 2>/dev/null |
+    sed -n 's/^\(read_bandwidth[a-z_]*\)\/\([0-9]*\)\/.*GB\/s=\([0-9.]*\).*/bw \2 \1 \3/p' >>"$log"
+done
+"$python" - "$log" "$files" "$int8" "$rounds" <<'PY'
+import statistics, sys
+log, files, int8, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+v, text, bw, ptoks = {}, {}, {}, {}
+for line in open(log):
+    w = line.split()
+    if w[0] == "bw":
+        bw.setdefault((int(w[1]), w[2]), []).append(float(w[3]))
+    elif w[1] == "text":
+        text[w[0]] = w[2]
+    elif len(w) >= 4 and w[3]:
+        v.setdefault((w[0], w[1], w[2]), []).append(float(w[3]))
+        if w[1] == "prompt" and w[2] == "sf" and len(w) > 4:
+            ptoks[w[0]] = int(w[4])
+med = {k: statistics.median(x) for k, x in v.items()}
+rng = {k: (min(x), max(x)) for k, x in v.items()}
+bwm = {k: statistics.median(x) for k, x in bw.items()}
+# weight bytes read per token: every matrix once (a shared classifier read as the head), the norms
+shape = {"s260k": dict(D=64, F=172, L=5, H=8, KV=4, V=512), "s15m": dict(D=288, F=768, L=6, H=6, KV=6, V=32000)}
+size_kib = {("s260k", "float"): 1016, ("s15m", "float"): 59344, ("s15m", "int8"): 16700}
+def weights(s, int8):
+    c = shape[s]
+    D, F, L, V, KVD = c["D"], c["F"], c["L"], c["V"], c["D"] // c["H"] * c["KV"]
+    n = L * (2 * D * D + 2 * D * KVD + 3 * D * F) + V * D
+    return n * (1 + 4 / 32) if int8 else n * 4  # int8: a float scale per group of 32 (staticformer's)
+print(f"medians of {rounds} interleaved rounds (achieved tok/s; min-max); int8 for staticformer: "
+      + ("the version 2 file" if int8 == "v2" else "the version 1 file quantized at load (--int8, groups of 32)"))
+print(f"{'shape':6} {'case':7} {'llama2.c':>22} {'staticformer':>22} {'ratio':>7}")
+for s in shape:
+    for case, peer in (("float", "runc"), ("int8", "runq"), ("prompt", "runc")):
+        a, b = (s, case, peer), (s, case, "sf")
+        if a not in med or b not in med:
+            continue
+        fa = f"{med[a]:.0f} ({rng[a][0]:.0f}-{rng[a][1]:.0f})"
+        fb = f"{med[b]:.0f} ({rng[b][0]:.0f}-{rng[b][1]:.0f})"
+        print(f"{s:6} {case:7} {fa:>22} {fb:>22} {med[b] / med[a]:6.2f}x")
+    if (s, "float", "sf_v1") in med:
+        print(f"{s:6} float, staticformer on the version 1 file: {med[(s, 'float', 'sf_v1')]:.0f} tok/s")
+    if s in ptoks:
+        print(f"{s:6} prompt: staticformer prefilled {ptoks[s]} tokens (BOS included); run.c stepped 64 prompt positions")
+    print(f"{s:6} text at -t 0 (float, run.c vs staticformer on v0 and v1): {text.get(s, '?')}")
+for (s, kind), kib in size_kib.items():
+    best = max((bwm.get((kib, n), 0) for n in ("read_bandwidth", "read_bandwidth_thp")), default=0)
+    if not best:
+        continue
+    wb = weights(s, kind == "int8")
+    peak = best * 1e9 / wb
+    line = (f"roofline {s} {kind}: {wb / 1e6:.2f} MB of weights per token; read bandwidth at {kib} KiB "
+            f"{bwm.get((kib, 'read_bandwidth'), 0):.1f} GB/s (4 KiB pages), {bwm.get((kib, 'read_bandwidth_thp'), 0):.1f} "
+            f"GB/s (huge pages) -> at most {peak:.0f} tok/s")
+    for who in ("sf", "runc" if kind == "float" else "runq"):
+        k = (s, kind, who)
+        if k in med:
+            line += f"; {'staticformer' if who == 'sf' else who} {med[k] / peak * 100:.0f}%"
+    print(line)
+PY
