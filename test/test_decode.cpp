@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "decode/checks.hpp"
+#include "decode/for_each_backend.hpp"
 #include "staticformer/data.hpp"
 #include "staticformer/decode.hpp"
 #include "staticformer/init.hpp"
@@ -64,24 +65,6 @@ TEST(Decode, GemvRowsMatchesGemv) {
       EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float))) << "N=" << N << " K=" << K;
     }
 }
-
-namespace {
-// f.template operator()<V>(name) for every float backend compiled into this test.
-template <class F>
-void for_each_backend(F&& f) {
-  f.template operator()<sf::simd::scalar<float>>("scalar");
-#ifdef SF_SIMD_HAVE_AVX2
-  f.template operator()<sf::simd::avx2>("avx2");
-#endif
-#ifdef SF_SIMD_HAVE_AVX512
-  f.template operator()<sf::simd::avx512>("avx512");
-#endif
-#ifdef SF_SIMD_HAVE_NEON
-  f.template operator()<sf::simd::neon>("neon");
-#endif
-}
-
-}  // namespace
 
 // The gemv kernel (every backend compiled in) against its reference on odd sizes: the same bits.
 TEST(Decode, GemvMatchesReference) {

@@ -11,7 +11,7 @@ cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${CACHE}")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_runc_text
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_text
 
 set(L "${DATA}/llama2c")
 set(G "${DATA}/gguf")
@@ -43,7 +43,7 @@ same("${w}.ck.gguf" "${w}.gguf" "runc_gqa: checkpoint -> GGUF = v0 -> GGUF")
 
 foreach(case "runc_gqa.expected.txt;-t;0;-n;200" "runc_gqa.t0.8-p0.9-s96-n0.expected.txt;-t;0.8;-p;0.9;-s;96;-n;0")
   list(POP_FRONT case expected)
-  expect_runc_text("${L}/${expected}" "${w}.gguf" ${case})
+  expect_text("${L}/${expected}" "${w}.gguf" ${case})
 endforeach()
 
 convert("${w}.gguf" -o "${w}.q8.gguf" --gguf q8_0)

@@ -7,8 +7,8 @@
 # must print transformers' greedy text byte for byte (test/data/hf/<name>.expected.txt; the
 # architecture is compiled on first use); `convert DIR -o M.safetensors` keeps the weights and the
 # tokenizer (the checkpoint prints the same text, greedy and sampled), and the checkpoint converts
-# to llama2.c's version 0 file (RoPE's pairs permuted), which prints the same greedy text with its
-# tokenizer.bin; -z gives the tokenizer another way. Then the refusals.
+# to llama2.c's version 0 file and to GGUF (RoPE's pairs permuted), which print the same greedy
+# text; -z gives the tokenizer another way. Then the refusals.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -41,6 +41,12 @@ foreach(name llama_tied_bf16)  # (the others: rope_theta 5000 and eps 1e-6, whic
     message(FATAL_ERROR "convert ${name}.safetensors --llama2c 0: exit status ${sf_rc}\n${sf_err}")
   endif()
   expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.v0.bin" -z "${WORK}/${name}.tok.bin" -t 0 -n 48)
+  # and to GGUF (adjacent pairs too, the tokenizer along): the same text
+  sf(convert "${WORK}/${name}.safetensors" -o "${WORK}/${name}.gguf")
+  if(NOT sf_rc EQUAL 0)
+    message(FATAL_ERROR "convert ${name}.safetensors -o ${name}.gguf: exit status ${sf_rc}\n${sf_err}")
+  endif()
+  expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.gguf" -t 0 -n 48)
 endforeach()
 # -z: llama2.c's tokenizer.bin of the same pieces (tools/tokenizer_bin.py of tok512.model)
 expect_text("${H}/llama_gqa_f32.expected.txt" "${H}/llama_gqa_f32" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)

@@ -725,30 +725,15 @@ result<gguf_model> gguf_from_checkpoint(const file& f) {
   gguf_model m;
   m.arch = *a;
   if (a->ffn != sf::ffn_kind::gated || a->norm != sf::norm_kind::rmsnorm || a->position != sf::position_kind::rope ||
-      a->activation != sf::activation_kind::silu || a->bias || a->rope_pairs != sf::rope_pairs_kind::adjacent)
-    return detail::fail({"'", origin, "': GGUF's llama is gated silu, rmsnorm, rope on adjacent pairs, without bias; this is ",
-                         describe(*a)});
-  const auto shapes = gguf_tensor_shapes(m.arch);
-  for (const tensor_info& t : f.tensors()) {
-    bool known = false;
-    for (const auto& s : shapes) known = known || s.first == t.name;
-    if (!known) return detail::fail({"'", origin, "': unexpected tensor '", t.name, "' for ", describe(m.arch)});
-  }
+      a->activation != sf::activation_kind::silu || a->bias)
+    return detail::fail({"'", origin, "': GGUF's llama is gated silu, rmsnorm, rope, without bias; this is ", describe(*a)});
+  result<std::vector<gguf_tensor>> tensors = read_checkpoint_tensors(f, m.arch);
+  if (!tensors) return tensors.status();
+  m.tensors = std::move(*tensors);
+  // GGUF's llama rotates adjacent pairs: a checkpoint of halves (from Hugging Face) is permuted
+  if (sf::status s = convert_rope_pairs(m.arch, m.tensors, sf::rope_pairs_kind::adjacent); !s)
+    return detail::fail({"'", origin, "': ", s.message()});
   try {
-    for (const auto& [name, shape] : shapes) {
-      const tensor_info* t = f.find(name);
-      if (!t) return detail::fail({"'", origin, "': missing tensor '", name, "'"});
-      if (t->type != dtype::F32)
-        return detail::fail({"'", origin, "': tensor '", name, "': expected dtype F32, found ", to_string(t->type)});
-      if (t->shape != shape)
-        return detail::fail({"'", origin, "': tensor '", name, "': expected shape ", to_string(shape), ", found ",
-                             to_string(t->shape)});
-      if (std::string e = detail::find_value(f, *t, detail::not_finite); !e.empty())
-        return detail::fail({"'", origin, "': tensor '", name, "': ", e});
-      gguf_tensor x{name, shape, std::vector<float>(t->elements())};
-      detail::convert(t->type, f.data(*t), x.values.data(), x.values.size());
-      m.tensors.push_back(std::move(x));
-    }
     if (has_tokenizer(f.metadata())) {
       result<any_tokenizer> tok = read_tokenizer(f.metadata(), m.arch.V);
       if (!tok) return detail::fail({"'", origin, "': ", tok.message()});

@@ -719,6 +719,37 @@ sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string&
   return detail::write_file_atomically(path, *bytes);
 }
 
+result<std::vector<llama2c_tensor>> read_checkpoint_tensors(const file& f, const sf::arch& a) {
+  const std::string& origin = f.origin();
+  const auto shapes = llama2c_tensor_shapes(a);
+  if (f.tensors().size() != shapes.size())
+    for (const tensor_info& t : f.tensors()) {
+      bool known = false;
+      for (const auto& s : shapes) known = known || s.first == t.name;
+      if (!known) return detail::fail({"'", origin, "': unexpected tensor '", t.name, "' for ", describe(a)});
+    }
+  std::vector<llama2c_tensor> out;
+  try {
+    for (const auto& [name, shape] : shapes) {
+      const tensor_info* t = f.find(name);
+      if (!t) return detail::fail({"'", origin, "': missing tensor '", name, "'"});
+      if (t->type != dtype::F32)
+        return detail::fail({"'", origin, "': tensor '", name, "': expected dtype F32, found ", to_string(t->type)});
+      if (t->shape != shape)
+        return detail::fail({"'", origin, "': tensor '", name, "': expected shape ", to_string(shape), ", found ",
+                             to_string(t->shape)});
+      if (std::string e = detail::find_value(f, *t, detail::not_finite); !e.empty())
+        return detail::fail({"'", origin, "': tensor '", name, "': ", e});
+      llama2c_tensor x{name, shape, std::vector<float>(t->elements())};
+      detail::convert(t->type, f.data(*t), x.values.data(), x.values.size());
+      out.push_back(std::move(x));
+    }
+  } catch (const std::bad_alloc&) {
+    return detail::fail({"'", origin, "': out of memory"});
+  }
+  return out;
+}
+
 result<llama2c_model> llama2c_from_checkpoint(const file& f) {
   const std::string& origin = f.origin();
   // n_kv_heads is read here (grouped-query attention: the core's reader refuses kv < H for now).
@@ -738,31 +769,9 @@ result<llama2c_model> llama2c_from_checkpoint(const file& f) {
   m.arch.rope_pairs = sf::rope_pairs_kind::adjacent;
   if (sf::status s = llama2c_check_arch(m.arch); !s) return detail::fail({"'", origin, "': ", s.message()});
   m.arch.rope_pairs = pairs;
-  const auto shapes = llama2c_tensor_shapes(m.arch);
-  if (f.tensors().size() != shapes.size())
-    for (const tensor_info& t : f.tensors()) {
-      bool known = false;
-      for (const auto& s : shapes) known = known || s.first == t.name;
-      if (!known) return detail::fail({"'", origin, "': unexpected tensor '", t.name, "' for ", describe(m.arch)});
-    }
-  try {
-    for (const auto& [name, shape] : shapes) {
-      const tensor_info* t = f.find(name);
-      if (!t) return detail::fail({"'", origin, "': missing tensor '", name, "'"});
-      if (t->type != dtype::F32)
-        return detail::fail({"'", origin, "': tensor '", name, "': expected dtype F32, found ", to_string(t->type)});
-      if (t->shape != shape)
-        return detail::fail({"'", origin, "': tensor '", name, "': expected shape ", to_string(shape), ", found ",
-                             to_string(t->shape)});
-      if (std::string e = detail::find_value(f, *t, detail::not_finite); !e.empty())
-        return detail::fail({"'", origin, "': tensor '", name, "': ", e});
-      llama2c_tensor x{name, shape, std::vector<float>(t->elements())};
-      detail::convert(t->type, f.data(*t), x.values.data(), x.values.size());
-      m.tensors.push_back(std::move(x));
-    }
-  } catch (const std::bad_alloc&) {
-    return detail::fail({"'", origin, "': out of memory"});
-  }
+  result<std::vector<llama2c_tensor>> t = read_checkpoint_tensors(f, m.arch);
+  if (!t) return t.status();
+  m.tensors = std::move(*t);
   if (sf::status s = convert_rope_pairs(m.arch, m.tensors, sf::rope_pairs_kind::adjacent); !s)
     return detail::fail({"'", origin, "': ", s.message()});
   return m;

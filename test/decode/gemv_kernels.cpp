@@ -9,26 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include "for_each_backend.hpp"
 #include "staticformer/data.hpp"
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/simd.hpp"
-
-namespace {
-// f.template operator()<V>(name) for every float backend compiled into this test.
-template <class F>
-void for_each_backend(F&& f) {
-  f.template operator()<sf::simd::scalar<float>>("scalar");
-#ifdef SF_SIMD_HAVE_AVX2
-  f.template operator()<sf::simd::avx2>("avx2");
-#endif
-#ifdef SF_SIMD_HAVE_AVX512
-  f.template operator()<sf::simd::avx512>("avx512");
-#endif
-#ifdef SF_SIMD_HAVE_NEON
-  f.template operator()<sf::simd::neon>("neon");
-#endif
-}
-}  // namespace
 
 // gemv_panels (the matrix stored panel by panel: the float tied head's copy) against ref::gemv over
 // the plain matrix, every backend compiled in, with that backend's panel width: the same bits.

@@ -97,9 +97,9 @@ result<tokenizer_bin> gguf_tokenizer(const gguf_model& m);
 // for 1 and 2, 6 (byte) for <0xXX>, else 1 (normal). gguf_tokenizer gives the same tokenizer back.
 void gguf_set_tokenizer(gguf_model& m, const tokenizer_bin& t);
 
-// A float checkpoint (docs/model.md) of a llama architecture (gated silu, rmsnorm, rope on
-// adjacent pairs, no bias) as a model to write with write_gguf; its BPE tokenizer, if any, as
-// the tokenizer.
+// A float checkpoint (docs/model.md) of a llama architecture (gated silu, rmsnorm, rope, no bias)
+// as a model to write with write_gguf (RoPE's halves pairs, a Hugging Face model's, permuted to
+// GGUF's adjacent ones: convert_rope_pairs); its BPE tokenizer, if any, as the tokenizer.
 result<gguf_model> gguf_from_checkpoint(const file& f);
 
 // docs/model.md's float checkpoint of the model: config_metadata(m.arch) plus `extra`.

@@ -130,6 +130,9 @@ result<std::vector<std::byte>> q8_checkpoint_bytes(const sf::arch& a, const std:
 // must be exactly llama2c_tensor_shapes(a) in names and shapes (any order).
 result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
                                                       const metadata_map& extra = {});
+// The float tensors of a LLaMA-family checkpoint of architecture a: exactly llama2c_tensor_shapes(a),
+// each F32 of its shape with finite values (messages name f's origin and the tensor).
+result<std::vector<llama2c_tensor>> read_checkpoint_tensors(const file& f, const sf::arch& a);
 // A model as docs/model.md's float checkpoint: config_metadata(m.arch) plus `extra`, and the
 // float tensors (a version-2 model's dequantized values).
 sf::status save_llama2c_as_checkpoint(const llama2c_model& m, const std::string& path, const metadata_map& extra = {});
