@@ -16,9 +16,9 @@
 #   4. ROUNDS times, each program pinned to core CPU, alternating:
 #        float: run FILE.v0 vs staticformer run FILE.v0 (run.c reads only version 0; the same floats
 #               as version 1, which staticformer also reads: both are run, the v1 figure is printed);
-#        int8:  runq FILE.v2 vs staticformer on version 2 (INT8=v2), or, while `staticformer run`
-#               decodes a version 2 file with float weights, on the float file quantized at load
-#               (INT8=convert, the default: `staticformer run FILE.v1 --int8`, groups of 32);
+#        int8:  runq FILE.v2 vs staticformer on version 2 (INT8=v2: the int8 decoder on the
+#               file's groups), or on the float file quantized at load (INT8=convert, the
+#               default: `staticformer run FILE.v1 --int8`, groups of 32);
 #        prompt: -n 64 with the 64-token prompt: run.c's "achieved tok/s" is then its prompt rate
 #               (every step is a prompt token), staticformer's is "prompt N tokens in X s";
 #        bandwidth: sf_bench_kernels --benchmark_filter=read_bandwidth at each weight size;
