@@ -36,8 +36,8 @@ namespace io = sf::io;
 using sf_fuzz::guarded;
 
 bool numeric(io::dtype t) {
-  return t == io::dtype::F32 || t == io::dtype::F64 || t == io::dtype::I32 || t == io::dtype::U8 ||
-         t == io::dtype::I64;
+  return t == io::dtype::F32 || t == io::dtype::F64 || t == io::dtype::F16 || t == io::dtype::BF16 ||
+         t == io::dtype::I32 || t == io::dtype::U8 || t == io::dtype::I64;
 }
 
 // Same metadata and the same tensors (name, dtype, shape, data bytes; and byte ranges if asked).
