@@ -218,7 +218,7 @@ TEST(HfLlama, RefusesBadConfigs) {
   refused("\"hidden_size\": 32", "\"hidden_size\": 3.5", "'hidden_size' is 3.5: expected a positive integer");
   refused("\"hidden_size\": 32", "\"width\": 32", "no field 'hidden_size'");
   refused("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3", "num_key_value_heads 3 does not divide num_attention_heads 4");
-  refused("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}", "RoPE scaling is not implemented");
+  refused("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}", "scaled RoPE is refused (only plain RoPE is read)");
   refused("\"attention_bias\": false", "\"attention_bias\": true", "biases are not read");
   refused("\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": \"small\"", "'rms_norm_eps' is \"small\": expected a positive number");
   refused("\"tie_word_embeddings\": false", "\"tie_word_embeddings\": 1", "tie_word_embeddings is 1: expected true or false");

@@ -148,7 +148,7 @@ result<sf::arch> hf_llama_config(std::string_view text, const std::string& origi
     if (auto it = j.find(key); it != j.end() && *it != false && !it->is_null())
       return bad(std::string(key) + " is " + it->dump() + ": biases are not read (Llama has none)");
   if (auto it = j.find("rope_scaling"); it != j.end() && !it->is_null())
-    return bad("rope_scaling is " + it->dump() + ": RoPE scaling is not implemented");
+    return bad("rope_scaling is " + it->dump() + ": scaled RoPE is refused (only plain RoPE is read)");
   sf::arch a;
   a.ffn = sf::ffn_kind::gated;
   a.norm = sf::norm_kind::rmsnorm;
