@@ -695,25 +695,10 @@ result<tokenizer_bin> gguf_tokenizer(const gguf_model& m) {
 
 void gguf_set_tokenizer(gguf_model& m, const tokenizer_bin& t) {
   m.tokenizer_model = "llama";
-  m.tokens.clear(), m.scores.clear(), m.token_types.clear();
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const auto id = static_cast<std::int32_t>(i);
-    const std::string_view p = t.raw_piece(id);
-    std::string s;
-    std::int32_t type = 1;
-    if (id == sf::bpe_tokenizer::bos() && p == "\n<s>\n") {
-      s = "<s>", type = 3;
-    } else if (id == sf::bpe_tokenizer::eos() && p == "\n</s>\n") {
-      s = "</s>", type = 3;
-    } else {
-      for (char ch : p) s += ch == ' ' ? std::string_view("\xe2\x96\x81") : std::string_view(&ch, 1);
-      if (i == 0 && s == "<unk>") type = 2;
-      if (s.size() == 6 && s.starts_with("<0x") && s.ends_with(">")) type = 6;
-    }
-    m.tokens.push_back(std::move(s));
-    m.scores.push_back(t.score(id));
-    m.token_types.push_back(type);
-  }
+  tokenizer_bin::sentencepiece_vocab v = t.to_sentencepiece();
+  m.tokens = std::move(v.pieces);
+  m.scores = std::move(v.scores);
+  m.token_types = std::move(v.types);
   m.bos_id = sf::bpe_tokenizer::bos();
   m.eos_id = sf::bpe_tokenizer::eos();
 }
