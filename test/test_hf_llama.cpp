@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "file_bytes.hpp"
 #include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/safetensors.hpp"
 
@@ -25,17 +26,8 @@ namespace io = sf::io;
 namespace fs = std::filesystem;
 const std::string hf_dir = std::string(SF_TEST_DATA_DIR) + "/hf/";
 
-std::vector<std::byte> read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+using sf_test::read_bytes;
+using sf_test::read_text;
 
 // A scratch directory, removed at the end.
 struct scratch {

@@ -69,3 +69,33 @@ function(expect_text expected model)
   message(STATUS "ok: staticformer run ${m} ${shown}: the reference's text (${name}), ${n} bytes")
   set(sf_out "${sf_out}" PARENT_SCOPE)
 endfunction()
+
+# staticformer convert ARGN must succeed; sets sf_err (its report) in the caller.
+function(convert)
+  sf(convert ${ARGN})
+  if(NOT sf_rc EQUAL 0)
+    message(FATAL_ERROR "staticformer convert ${ARGN}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
+  endif()
+  message(STATUS "ok: ${sf_err}")
+  set(sf_err "${sf_err}" PARENT_SCOPE)
+endfunction()
+
+# Files a and b must be equal byte for byte (`what` says why).
+function(same a b what)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what}: ${a} and ${b} differ")
+  endif()
+  get_filename_component(na "${a}" NAME)
+  get_filename_component(nb "${b}" NAME)
+  message(STATUS "ok: ${what}: ${na} = ${nb}")
+endfunction()
+
+# Files a and b must differ.
+function(differ a b what)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}" RESULT_VARIABLE rc)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "${what}: ${a} and ${b} are equal")
+  endif()
+  message(STATUS "ok: ${what}: they differ")
+endfunction()

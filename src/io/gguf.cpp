@@ -307,16 +307,8 @@ std::string ne_text(const std::vector<std::uint64_t>& ne) {
 
 }  // namespace
 
-const gguf_tensor* gguf_model::find(std::string_view n) const {
-  for (const gguf_tensor& t : tensors)
-    if (t.name == n) return &t;
-  return nullptr;
-}
-const gguf_q8* gguf_model::find_q8(std::string_view n) const {
-  for (const gguf_q8& t : quantized)
-    if (t.name == n) return &t;
-  return nullptr;
-}
+const gguf_tensor* gguf_model::find(std::string_view n) const { return find_named(tensors, n); }
+const gguf_q8* gguf_model::find_q8(std::string_view n) const { return find_named(quantized, n); }
 
 
 result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin) {

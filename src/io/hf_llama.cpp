@@ -11,7 +11,6 @@
 #include <limits>
 #include <new>
 #include <nlohmann/json.hpp>
-#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -148,11 +147,7 @@ struct wire {
 
 }  // namespace
 
-const llama2c_tensor* hf_llama_model::find(std::string_view name) const {
-  for (const llama2c_tensor& t : tensors)
-    if (t.name == name) return &t;
-  return nullptr;
-}
+const llama2c_tensor* hf_llama_model::find(std::string_view name) const { return find_named(tensors, name); }
 
 bool is_hf_directory(const std::string& path) {
   struct stat st {};
@@ -440,8 +435,8 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
     if (tensors.size() != want.size())
       return detail::fail({"expected the ", num(want.size()), " tensors of ", describe(a), ", found ", num(tensors.size())});
     for (const auto& [name, shape] : want) {
-      const auto it = std::find_if(tensors.begin(), tensors.end(), [&](const llama2c_tensor& t) { return t.name == name; });
-      if (it == tensors.end()) return detail::fail({"missing tensor '", name, "' (", describe(a), ")"});
+      const llama2c_tensor* it = find_named(tensors, name);
+      if (!it) return detail::fail({"missing tensor '", name, "' (", describe(a), ")"});
       std::size_t n = 1;
       for (const std::size_t d : shape) n *= d;
       if (it->shape != shape || it->values.size() != n)
