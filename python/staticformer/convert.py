@@ -340,8 +340,8 @@ def from_hf_llama(state_dict, hf_config=None, n_heads=None, context=None, activa
     * ``tie_word_embeddings``: a head equal to the embedding, or absent, is tied.
 
     Settings come from ``hf_config`` (config.json) or the arguments: ``num_attention_heads``,
-    ``max_position_embeddings`` (the context), ``hidden_act``, ``rms_norm_eps`` (default 1e-5 when
-    neither gives it), ``rope_theta``. Refused (:class:`UnsupportedFeature`): ``rope_scaling``, a ``head_dim``
+    ``max_position_embeddings`` (the context), ``hidden_act``, ``rms_norm_eps`` (default 1e-6 when
+    neither gives it: LlamaConfig's default, as the C++ reader's), ``rope_theta``. Refused (:class:`UnsupportedFeature`): ``rope_scaling``, a ``head_dim``
     other than hidden_size / heads, partial rotary, sliding windows, activations other than relu, gelu,
     gelu_new / gelu_pytorch_tanh and silu, and any tensor the layout does not name (a ``q_norm``, say)."""
     c = hf_config or {}
@@ -369,7 +369,7 @@ def from_hf_llama(state_dict, hf_config=None, n_heads=None, context=None, activa
         raise ConversionError("hf-llama: the context length is not in a state dict: give context "
                               "(--context, or config.json's max_position_embeddings)")
     eps = _merge_args(c, "rms_norm_eps", norm_eps)
-    eps = 1e-5 if eps is None else float(eps)
+    eps = 1e-6 if eps is None else float(eps)  # (LlamaConfig's default; sf::io::hf_llama_config's too)
     if D % n_heads or (D // n_heads) % 2:
         raise ConversionError(f"hf-llama: d_model {D} / n_heads {n_heads} must be a whole, even head size")
     dk = D // n_heads
