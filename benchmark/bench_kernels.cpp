@@ -21,7 +21,7 @@
 //   float/gemm_nn/1xNxK       the same through the GEMM entry point with M = 1
 //
 // bf16_gemm_<op>/256x256x256: the same products with bf16 operands (kernels/gemm_bf16.hpp), with
-// pct_bf16_peak against the vdpbf16ps peak (benchmark/peak.hpp) where the CPU has it.
+// pct_bf16_peak against the vdpbf16ps peak (tools/generate/peak.hpp) where the CPU has it.
 //
 // read_bandwidth/<KiB>: GB/s of reading a buffer of that size over and over (four independent
 // vector sums, nothing written), the bound of token-by-token decoding, which reads every weight
@@ -47,7 +47,7 @@
 #include "staticformer/kernels/q8.hpp"
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/simd.hpp"
-#include "peak.hpp"
+#include "../tools/generate/peak.hpp"
 
 #if defined(SF_BENCH_HAVE_EIGEN)
 #include <Eigen/Core>

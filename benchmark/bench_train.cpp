@@ -19,7 +19,7 @@
 //                        (nano, micro, small), with pct_bf16_peak and bf16_peak_GFLOPs too
 // Counters: tokens/s (B·T per iteration); GFLOPs, counting a step as B·T·(6·N + 12·L·T·D) FLOPs
 // (N parameters; forward one third of it, zero-grad + backward two thirds); pct_peak = GFLOPs over
-// the peak FMA rate measured right after the timed loop (benchmark/peak.hpp) ×100; peak_GFLOPs;
+// the peak FMA rate measured right after the timed loop (tools/generate/peak.hpp) ×100; peak_GFLOPs;
 // adamw: GB/s of its memory traffic (parameters, gradients and both moments read, three written).
 // Thread CPU time; data in static storage. The rows are registered by shape in this file (nano),
 // bench_train_nano_b32.cpp, bench_train_micro.cpp and bench_train_small.cpp; the code is bench_train.hpp.

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "peak.hpp"
+#include "../tools/generate/peak.hpp"
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/reflect.hpp"

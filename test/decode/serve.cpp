@@ -37,35 +37,36 @@ std::int32_t argmax(const float* row, std::size_t V) {
 // Streams at different positions step in random subsets (1 … 6 of them, so every padding: to 1, 4
 // and 6 rows, rows that are not consecutive streams): every logit is sf::infer's bit for bit, and
 // a stream left out keeps its position and logits.
-TEST(Decode, MaskedStepsSameBits) {
-  static sf::params<C6> p;
-  randomize(p, 61);
-  static sf::decoder<C6> dec;
+template <sf::config C>
+void check_masked_steps(std::uint64_t seed) {
+  static sf::params<C> p;
+  randomize(p, seed);
+  static sf::decoder<C> dec;
   dec.use(p);
-  constexpr std::size_t B = C6.B;
+  constexpr std::size_t B = C.B;
   std::vector<std::int32_t> tok[B];
   std::vector<float> ref[B];
   diff d;
   for (std::size_t b = 0; b < B; ++b) {
-    tok[b] = random_tokens(C6.T, C6.V, 70 + b);
-    ref[b] = full_logits<C6>(p, tok[b]);
-    const std::size_t n0 = 1 + b;  // different positions
+    tok[b] = random_tokens(C.T, C.V, seed + 9 + b);
+    ref[b] = full_logits<C>(p, tok[b]);
+    const std::size_t n0 = 1 + b % (C.T - 1);  // different positions
     ASSERT_TRUE(dec.prefill(b, tok[b].data(), n0));
-    compare<C6.V>(d, dec.logits(b), &ref[b][(n0 - 1) * C6.V]);
+    compare<C.V>(d, dec.logits(b), &ref[b][(n0 - 1) * C.V]);
   }
-  sf::xoshiro256 rng(5);
-  std::size_t steps = 0, rows_seen[B + 1] = {};
-  for (; steps < 200; ++steps) {
+  sf::xoshiro256 rng(seed);
+  std::size_t rows_seen[B + 1] = {};
+  for (std::size_t steps = 0; steps < 200; ++steps) {
     bool active[B];
     std::int32_t next[B];
     std::size_t n = 0;
     std::vector<float> before[B];
     std::size_t pos_before[B];
     for (std::size_t b = 0; b < B; ++b) {
-      active[b] = rng.below(2) == 1 && dec.position(b) < C6.T;
+      active[b] = rng.below(2) == 1 && dec.position(b) < C.T;
       next[b] = active[b] ? tok[b][dec.position(b)] : -5;  // (an inactive stream's token is not read)
       n += active[b];
-      before[b].assign(dec.logits(b), dec.logits(b) + C6.V);
+      before[b].assign(dec.logits(b), dec.logits(b) + C.V);
       pos_before[b] = dec.position(b);
     }
     if (n == 0) continue;
@@ -74,10 +75,10 @@ TEST(Decode, MaskedStepsSameBits) {
     for (std::size_t b = 0; b < B; ++b) {
       if (active[b]) {
         ASSERT_EQ(dec.position(b), pos_before[b] + 1);
-        compare<C6.V>(d, dec.logits(b), &ref[b][pos_before[b] * C6.V]);
+        compare<C.V>(d, dec.logits(b), &ref[b][pos_before[b] * C.V]);
       } else {
         ASSERT_EQ(dec.position(b), pos_before[b]);
-        compare<C6.V>(d, dec.logits(b), before[b].data());
+        compare<C.V>(d, dec.logits(b), before[b].data());
       }
     }
   }
@@ -90,7 +91,7 @@ TEST(Decode, MaskedStepsSameBits) {
   for (std::size_t b = 0; b < B; ++b) all[b] = true;
   std::size_t full = B;
   for (std::size_t b = 0; b < B; ++b)
-    if (dec.position(b) == C6.T) full = b;
+    if (dec.position(b) == C.T) full = b;
   if (full < B) {
     const std::size_t pos0 = dec.position(0);
     const sf::status s = dec.step(zeros, all);
@@ -101,6 +102,27 @@ TEST(Decode, MaskedStepsSameBits) {
   // no active stream: nothing happens
   bool none[B] = {};
   EXPECT_TRUE(dec.step(zeros, none));
+}
+
+TEST(Decode, MaskedStepsSameBits) { check_masked_steps<C6>(61); }
+
+// The same past 8 MiB of weights (a tied head of 8000 × 288: the decoder's weights_from_memory
+// paths, and a head copy of many panels, one matrix product per panel for several rows): still
+// sf::infer's bits.
+constexpr sf::config weights_from_memory() {
+  sf::config c = C6;
+  c.V = 8000;
+  c.D = 288;
+  c.H = 4;
+  c.kv_heads = 2;
+  c.L = 1;
+  c.F = 100;
+  c.T = 24;
+  return c;
+}
+TEST(Decode, MaskedStepsWeightsFromMemory) {
+  static_assert(sf::decoder<weights_from_memory()>::weights_from_memory);
+  check_masked_steps<weights_from_memory()>(63);
 }
 
 // Nine requests of different prompt lengths and budgets through 6 streams (so slots are reused,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "generate.hpp"
+#include "peak.hpp"
 #include "staticformer/bpe.hpp"
 #include "staticformer/decode.hpp"
 #include "staticformer/quantize.hpp"
@@ -195,7 +196,8 @@ int evaluate(const sf::params<C, W>& weights, const job<Tok>& j, const char* con
 // token (j.sampling, seed j.seed + r); the median of j.bench_repeat runs. Prints the time of a step
 // (each stream's latency per token), the aggregate tokens/s and the rate of the weight products
 // (2 × the weights each token multiplies: the blocks' matrices and the head; attention's own
-// products are not counted).
+// products are not counted) with its share of the FMA peak measured right after (peak.hpp). Times
+// are the thread's CPU time, as the peak's: other processes on a shared core do not count.
 template <sf::config C, std::size_t Streams, class W, class Tok>
 int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name) {
   static constexpr sf::config CS{sf::arch_of(C), {.B = Streams, .precision = C.precision}};
@@ -209,7 +211,7 @@ int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char*
   constexpr std::size_t dk = C.D / C.H, kv = C.kv_heads ? C.kv_heads : C.H;
   constexpr double multiplied = static_cast<double>(
       C.L * (2 * C.D * C.D + 2 * C.D * kv * dk + (C.ffn == sf::ffn_kind::gated ? 3 : 2) * C.D * C.F) + C.D * C.V);
-  std::printf("decode bench: %s, %s weights, prompt %zu tokens, %zu steps, median of %zu runs\n", config_name,
+  std::printf("decode bench: %s, %s weights, prompt %zu tokens, %zu steps, median of %zu runs (CPU time)\n", config_name,
               dec.int8_weights ? "int8" : "float", n, steps, j.bench_repeat);
   for (const std::size_t R : j.bench_streams) {
     std::vector<double> step_s, prefill_s;
@@ -217,7 +219,7 @@ int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char*
       std::array<std::int32_t, Streams> next{};
       std::array<bool, Streams> active{};
       std::vector<std::int32_t> prompt(j.prompt.end() - static_cast<std::ptrdiff_t>(n), j.prompt.end());
-      const auto t0 = clock_type::now();
+      const double t0 = sf_bench::cpu_seconds();
       for (std::size_t r = 0; r < R; ++r) {
         prompt.back() = static_cast<std::int32_t>((static_cast<std::size_t>(j.prompt.back()) + r) % C.V);
         dec.reset(r);
@@ -227,21 +229,23 @@ int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char*
         next[r] = samplers[r].sample(dec.logits(r));
         active[r] = true;
       }
-      const auto t1 = clock_type::now();
+      const double t1 = sf_bench::cpu_seconds();
       for (std::size_t t = 0; t < steps; ++t) {
         if (sf::status s = dec.step(next.data(), active.data()); !s) return fail(j, j.path, s.message());
         for (std::size_t r = 0; r < R; ++r) next[r] = samplers[r].sample(dec.logits(r));
       }
-      prefill_s.push_back(std::chrono::duration<double>(t1 - t0).count());
-      step_s.push_back(seconds_since(t1) / static_cast<double>(steps));
+      prefill_s.push_back(t1 - t0);
+      step_s.push_back((sf_bench::cpu_seconds() - t1) / static_cast<double>(steps));
     }
     std::sort(step_s.begin(), step_s.end());
     std::sort(prefill_s.begin(), prefill_s.end());
     const double step = step_s[step_s.size() / 2], prefill = prefill_s[prefill_s.size() / 2];
-    const double rate = static_cast<double>(R) / step;
+    const double rate = static_cast<double>(R) / step, gflops = 2.0 * multiplied * rate * 1e-9;
+    const double peak = sf_bench::peak_now(0.05);
     std::printf("  streams %2zu: %.3f ms per step (each stream's latency per token), %.0f tokens/s aggregate, "
-                "%.1f GFLOP/s in the weight products; prefill of the %zu prompts %.3f ms\n",
-                R, step * 1e3, rate, 2.0 * multiplied * rate * 1e-9, R, prefill * 1e3);
+                "%.1f GFLOP/s in the weight products = %.0f%% of the FMA peak (%.1f GFLOP/s now); "
+                "prefill of the %zu prompts %.3f ms\n",
+                R, step * 1e3, rate, gflops, 100.0 * gflops / peak, peak, R, prefill * 1e3);
   }
   return std::fflush(stdout) == 0 ? 0 : fail(j, "stdout", "cannot write");
 }

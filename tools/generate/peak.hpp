@@ -1,5 +1,5 @@
-// peak.hpp — the core's peak FMA throughput, measured, for the benchmarks' "% of peak" counters
-// (sf_bench_kernels, sf_bench_train): 24 independent FMA chains on registers (2 FMA units ×
+// peak.hpp — the core's peak FMA throughput, measured, for the "% of peak" figures of the benchmarks
+// (sf_bench_kernels, sf_bench_train) and `staticformer bench --decode`: 24 independent FMA chains on registers (2 FMA units ×
 // 4-cycle latency × 3), nothing from memory, with the native SIMD backend. Thread CPU time.
 #pragma once
 #include <time.h>
