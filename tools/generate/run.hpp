@@ -241,11 +241,17 @@ int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char*
     std::sort(prefill_s.begin(), prefill_s.end());
     const double step = step_s[step_s.size() / 2], prefill = prefill_s[prefill_s.size() / 2];
     const double rate = static_cast<double>(R) / step, gflops = 2.0 * multiplied * rate * 1e-9;
-    const double peak = sf_bench::peak_now(0.05);
-    std::printf("  streams %2zu: %.3f ms per step (each stream's latency per token), %.0f tokens/s aggregate, "
-                "%.1f GFLOP/s in the weight products = %.0f%% of the FMA peak (%.1f GFLOP/s now); "
+    char products[128];  // float: GFLOP/s and the share of the float FMA peak; int8: its multiply-adds (×2)
+    if (dec.int8_weights) {
+      std::snprintf(products, sizeof products, "%.1f G int8 ops/s in the weight products", gflops);
+    } else {
+      const double peak = sf_bench::peak_now(0.05);
+      std::snprintf(products, sizeof products, "%.1f GFLOP/s in the weight products = %.0f%% of the FMA peak (%.1f GFLOP/s now)",
+                    gflops, 100.0 * gflops / peak, peak);
+    }
+    std::printf("  streams %2zu: %.3f ms per step (each stream's latency per token), %.0f tokens/s aggregate, %s; "
                 "prefill of the %zu prompts %.3f ms\n",
-                R, step * 1e3, rate, gflops, 100.0 * gflops / peak, peak, R, prefill * 1e3);
+                R, step * 1e3, rate, products, R, prefill * 1e3);
   }
   return std::fflush(stdout) == 0 ? 0 : fail(j, "stdout", "cannot write");
 }
