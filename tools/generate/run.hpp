@@ -202,7 +202,7 @@ template <sf::config C, std::size_t Streams, class W, class Tok>
 int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name) {
   static constexpr sf::config CS{sf::arch_of(C), {.B = Streams, .precision = C.precision}};
   static sf::decoder<CS, W, sf::decoder_options{.prefill_chunk = 64}> dec;
-  static std::array<sf::sampler<C.V>, Streams> samplers{};
+  static std::array<sf::sampler<C.V>, Streams> samplers;  // (default-initialized: sampler(seed = 0) is explicit)
   advise_huge_pages(&dec, sizeof dec);
   dec.use(weights);
   touch_pages(&dec, sizeof dec);
