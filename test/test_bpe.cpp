@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "file_bytes.hpp"
 #include "staticformer/bpe.hpp"
 #include "staticformer/io/tokenizer_bin.hpp"
 
@@ -20,13 +21,7 @@ namespace {
 
 const std::string data_dir = std::string(SF_TEST_DATA_DIR) + "/bpe/";
 
-std::vector<std::byte> read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
+using sf_test::read_bytes;
 
 std::string unhex(const std::string& h) {
   std::string s;

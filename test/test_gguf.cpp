@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "file_bytes.hpp"
 #include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/gguf.hpp"
 #include "staticformer/io/llama2c.hpp"
@@ -27,13 +28,7 @@ namespace {
 namespace io = sf::io;
 const std::string data_dir = std::string(SF_TEST_DATA_DIR) + "/gguf/";
 
-std::vector<std::byte> read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
+using sf_test::read_bytes;
 
 io::gguf_model read_ok(const std::string& file) {
   auto m = io::read_gguf(data_dir + file);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "file_bytes.hpp"
 #include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/safetensors.hpp"
 
@@ -25,17 +26,8 @@ namespace io = sf::io;
 namespace fs = std::filesystem;
 const std::string hf_dir = std::string(SF_TEST_DATA_DIR) + "/hf/";
 
-std::vector<std::byte> read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+using sf_test::read_bytes;
+using sf_test::read_text;
 
 // A scratch directory, removed at the end.
 struct scratch {
@@ -302,3 +294,111 @@ TEST(HfLlama, RefusesBadDirectories) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ writing
+
+// Every directory of test/data/hf, read, written (float32) and read again: the same architecture,
+// every weight bit, the same tokenizer; the config.json has transformers' fields.
+TEST(HfLlama, WritesWhatItReads) {
+  scratch s;
+  for (const char* name : {"llama_gqa_f32", "llama_tied_bf16", "llama_mqa_f16"}) {
+    auto m = io::read_hf_llama(hf_dir + name);
+    ASSERT_TRUE(m.is_ok()) << m.message();
+    ASSERT_TRUE(m->tokenizer.has_value());
+    const std::string out = (s.dir / name).string();
+    const sf::status w = io::write_hf_llama(out, m->arch, m->tensors, &*m->tokenizer);
+    ASSERT_TRUE(w.is_ok()) << w.message();
+    auto back = io::read_hf_llama(out);
+    ASSERT_TRUE(back.is_ok()) << back.message();
+    EXPECT_EQ(back->arch, m->arch) << name;
+    EXPECT_EQ(back->dtype, "F32");
+    ASSERT_EQ(back->tensors.size(), m->tensors.size());
+    for (std::size_t i = 0; i < m->tensors.size(); ++i) {
+      EXPECT_EQ(back->tensors[i].name, m->tensors[i].name);
+      EXPECT_EQ(back->tensors[i].shape, m->tensors[i].shape);
+      EXPECT_EQ(std::memcmp(back->tensors[i].values.data(), m->tensors[i].values.data(), 4 * m->tensors[i].values.size()), 0)
+          << name << ": " << m->tensors[i].name;
+    }
+    ASSERT_TRUE(back->tokenizer.has_value());
+    EXPECT_TRUE(back->tokenizer->serialize() == m->tokenizer->serialize()) << name;
+    const std::string config = read_text(out + "/config.json");
+    for (const char* field : {"\"architectures\": [\n    \"LlamaForCausalLM\"\n  ]", "\"model_type\": \"llama\"",
+                              "\"torch_dtype\": \"float32\"", "\"num_key_value_heads\": ", "\"tie_word_embeddings\": "})
+      EXPECT_NE(config.find(field), std::string::npos) << name << ": " << field << "\n" << config;
+    EXPECT_EQ(fs::exists(out + "/model.safetensors.tmp"), false);
+  }
+}
+
+// llama2.c's model (adjacent RoPE pairs) is written with Hugging Face's halves: read back, its
+// q/k columns permuted back give the original weights bit for bit; everything else is unchanged.
+TEST(HfLlama, WritesAdjacentPairsAsHalves) {
+  scratch s;
+  auto m = io::read_llama2c(std::string(SF_TEST_DATA_DIR) + "/llama2c/runc_gqa.v0.bin");
+  ASSERT_TRUE(m.is_ok()) << m.message();
+  ASSERT_EQ(m->arch.rope_pairs, sf::rope_pairs_kind::adjacent);
+  const std::string out = (s.dir / "runc_gqa").string();
+  ASSERT_TRUE(io::write_hf_llama(out, m->arch, m->tensors, nullptr).is_ok());
+  EXPECT_FALSE(fs::exists(out + "/tokenizer.model"));  // (no tokenizer given)
+  auto back = io::read_hf_llama(out);
+  ASSERT_TRUE(back.is_ok()) << back.message();
+  EXPECT_EQ(back->arch.rope_pairs, sf::rope_pairs_kind::halves);
+  bool some_q_differs = false;
+  for (std::size_t i = 0; i < m->tensors.size(); ++i)
+    if (m->tensors[i].name.find("attn.wq") != std::string::npos)
+      some_q_differs = some_q_differs || back->tensors[i].values != m->tensors[i].values;
+  EXPECT_TRUE(some_q_differs) << "the halves layout is a permutation of W_q's columns";
+  sf::arch a = back->arch;
+  ASSERT_TRUE(io::convert_rope_pairs(a, back->tensors, sf::rope_pairs_kind::adjacent).is_ok());
+  EXPECT_EQ(a, m->arch);
+  for (std::size_t i = 0; i < m->tensors.size(); ++i)
+    EXPECT_TRUE(back->tensors[i].values == m->tensors[i].values) << m->tensors[i].name;
+}
+
+// tokenizer.bin → tokenizer.model → tokenizer.bin: the same bytes (test/data/bpe/tok512.bin); the
+// written model carries sentencepiece's types (control, byte, unknown, normal).
+TEST(HfLlama, SentencepieceModelWrittenAndReadBack) {
+  auto t = io::tokenizer_bin::open(std::string(SF_TEST_DATA_DIR) + "/bpe/tok512.bin", 512);
+  ASSERT_TRUE(t.is_ok()) << t.message();
+  const std::vector<std::byte> model = io::sentencepiece_model_bytes(*t);
+  auto back = io::parse_sentencepiece_model(model, "written");
+  ASSERT_TRUE(back.is_ok()) << back.message();
+  EXPECT_TRUE(back->serialize() == t->serialize());
+  const io::tokenizer_bin::sentencepiece_vocab v = t->to_sentencepiece();
+  EXPECT_EQ(v.pieces[0], "<unk>");
+  EXPECT_EQ(v.types[0], 2);
+  EXPECT_EQ(v.pieces[1], "<s>");
+  EXPECT_EQ(v.types[1], 3);
+  EXPECT_EQ(v.pieces[2], "</s>");
+  EXPECT_EQ(v.types[2], 3);
+  EXPECT_EQ(v.pieces[3], "<0x00>");
+  EXPECT_EQ(v.types[3], 6);
+  std::size_t spaces = 0;
+  for (std::size_t i = 0; i < v.pieces.size(); ++i) {
+    EXPECT_EQ(v.pieces[i].find(' '), std::string::npos) << i;
+    spaces += v.pieces[i].find("\xe2\x96\x81") != std::string::npos;
+  }
+  EXPECT_GT(spaces, 10u);
+}
+
+TEST(HfLlama, WriterRefuses) {
+  scratch s;
+  auto m = io::read_hf_llama(hf_dir + "llama_gqa_f32");
+  ASSERT_TRUE(m.is_ok()) << m.message();
+  auto t = io::tokenizer_bin::from_pieces({"<unk>", "\n<s>\n", "\n</s>\n", "a"}, {0, 0, 0, -1});
+  ASSERT_TRUE(t.is_ok()) << t.message();
+  auto r = io::hf_llama_directory(m->arch, m->tensors, &*t);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(std::string(r.message()).find("the tokenizer has 4 pieces; the vocabulary is 512"), std::string::npos) << r.message();
+  sf::arch gpt = m->arch;
+  gpt.ffn = sf::ffn_kind::mlp;
+  r = io::hf_llama_directory(gpt, m->tensors, nullptr);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(std::string(r.message()).find("Hugging Face's Llama is gated silu, rmsnorm, rope, without bias"), std::string::npos)
+      << r.message();
+  auto fewer = m->tensors;
+  fewer.pop_back();
+  r = io::hf_llama_directory(m->arch, fewer, nullptr);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(std::string(r.message()).find("tensors of"), std::string::npos) << r.message();
+  EXPECT_FALSE(fs::exists(s.dir / "x"));
+}

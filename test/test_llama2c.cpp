@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "file_bytes.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors.hpp"
 #include "staticformer/quantize.hpp"
@@ -28,13 +29,7 @@ namespace {
 namespace io = sf::io;
 const std::string data_dir = std::string(SF_TEST_DATA_DIR) + "/llama2c/";
 
-std::vector<std::byte> read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
+using sf_test::read_bytes;
 
 nlohmann::ordered_json load_json(const std::string& name) {
   std::ifstream f(data_dir + name + ".json");

@@ -1,6 +1,6 @@
 # Test of `staticformer run` and `convert` on Hugging Face Llama directories, run by CTest
 # (tools/CMakeLists.txt, label `tool`):
-#   cmake -DSTATICFORMER=<staticformer> -DDATA=<test/data> -DWORK=<scratch dir> -P hf_test.cmake
+#   cmake -DSTATICFORMER=<staticformer> -DDATA=<test/data> -DWORK=<scratch dir> [-DQUICK=ON] -P hf_test.cmake
 # Three directories written by transformers' save_pretrained (test/data/hf/README.md): float32 with
 # grouped-query attention and rope_theta 5000, bfloat16 with a tied head, float16 with one key/value
 # head and rms_norm_eps 1e-6; each with sentencepiece's tokenizer.model. `staticformer run DIR -t 0`
@@ -8,7 +8,12 @@
 # architecture is compiled on first use); `convert DIR -o M.safetensors` keeps the weights and the
 # tokenizer (the checkpoint prints the same text, greedy and sampled), and the checkpoint converts
 # to llama2.c's version 0 file and to GGUF (RoPE's pairs permuted), which print the same greedy
-# text; -z gives the tokenizer another way. Then the refusals.
+# text; -z gives the tokenizer another way. Writing: `convert DIR -o OUT --hf` writes a directory that
+# prints the same text and converts back to the same checkpoint bytes; llama2.c's version 0 file
+# (adjacent RoPE pairs) written as a directory (permuted to halves) converts back to the same
+# version 1 and GGUF bytes (transformers' own text of the written directories: tools/hf_write_test.cmake).
+# Then the refusals. QUICK (the sanitizer build): one directory, not the conversions to llama2.c and
+# GGUF (each of their architectures is one more compilation on first use).
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -16,7 +21,12 @@ set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
 include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_text, expect_match
 
 set(H "${DATA}/hf")
-foreach(name llama_gqa_f32 llama_tied_bf16 llama_mqa_f16)
+set(names llama_gqa_f32 llama_tied_bf16 llama_mqa_f16)
+if(QUICK)
+  set(names llama_mqa_f16)
+endif()
+list(GET names 0 first)
+foreach(name ${names})
   expect_text("${H}/${name}.expected.txt" "${H}/${name}" -t 0 -n 48)
   sf(convert "${H}/${name}" -o "${WORK}/${name}.safetensors")
   if(NOT sf_rc EQUAL 0)
@@ -32,10 +42,36 @@ foreach(name llama_gqa_f32 llama_tied_bf16 llama_mqa_f16)
     message(FATAL_ERROR "run -t 0.9 -s 11 of ${name} and of its checkpoint differ:\n${sampled}\n---\n${sf_out}\n${sf_err}")
   endif()
   message(STATUS "ok: ${name} and its checkpoint sample the same text")
+  # written as a Hugging Face directory (float32): the same text, and back to the same checkpoint bytes
+  sf(convert "${WORK}/${name}.safetensors" -o "${WORK}/${name}.hf" --hf)
+  if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "saved .*${name}.hf \\(a Hugging Face Llama directory, float32, from a float checkpoint; .*rope_pairs=halves; with the tokenizer as tokenizer.model, 512 pieces\\)")
+    message(FATAL_ERROR "convert ${name}.safetensors -o ${name}.hf --hf: exit status ${sf_rc}\n${sf_err}")
+  endif()
+  expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.hf" -t 0 -n 48)
+  convert("${WORK}/${name}.hf" -o "${WORK}/${name}.hf.safetensors")
+  same("${WORK}/${name}.hf.safetensors" "${WORK}/${name}.safetensors" "${name}: checkpoint -> Hugging Face directory -> checkpoint")
 endforeach()
+# llama2.c's version 0 file (adjacent pairs) as a directory (halves), and back: the same version 1
+# file and the same GGUF file as converted directly (the permutation is undone exactly)
+set(v0 "${DATA}/llama2c/runc_gqa.v0.bin")
+sf(convert "${v0}" -z "${DATA}/bpe/tok512.bin" -o "${WORK}/runc_gqa.hf" --hf)
+if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "from llama2.c's version 0 file; .*RoPE's adjacent pairs as Hugging Face's halves")
+  message(FATAL_ERROR "convert runc_gqa.v0.bin --hf: exit status ${sf_rc}\n${sf_err}")
+endif()
+convert("${v0}" -o "${WORK}/a.v1.bin" --llama2c 1)
+convert("${WORK}/runc_gqa.hf" -o "${WORK}/b.safetensors")
+convert("${WORK}/b.safetensors" -o "${WORK}/b.v1.bin" --llama2c 1)
+same("${WORK}/b.v1.bin" "${WORK}/a.v1.bin" "llama2.c's file -> Hugging Face directory -> version 1 = version 1 directly")
+convert("${v0}" -z "${DATA}/bpe/tok512.bin" -o "${WORK}/a.gguf")
+convert("${WORK}/runc_gqa.hf" -o "${WORK}/b.gguf")
+same("${WORK}/b.gguf" "${WORK}/a.gguf" "llama2.c's file -> Hugging Face directory -> GGUF = GGUF directly")
 # To llama2.c's version 0 file (RoPE's halves pairs permuted to adjacent ones): the same greedy text
 # from the .bin and its tokenizer.bin (what run.c prints for it).
-foreach(name llama_tied_bf16)  # (the others: rope_theta 5000 and eps 1e-6, which llama2.c cannot hold)
+set(to_llama2c llama_tied_bf16)  # (the others: rope_theta 5000 and eps 1e-6, which llama2.c cannot hold)
+if(QUICK)
+  set(to_llama2c "")
+endif()
+foreach(name ${to_llama2c})
   sf(convert "${WORK}/${name}.safetensors" -o "${WORK}/${name}.v0.bin" --llama2c 0 --tokenizer-out "${WORK}/${name}.tok.bin")
   if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "RoPE's halves pairs \\(Hugging Face's rotate_half\\) as llama2.c's adjacent pairs")
     message(FATAL_ERROR "convert ${name}.safetensors --llama2c 0: exit status ${sf_rc}\n${sf_err}")
@@ -49,10 +85,12 @@ foreach(name llama_tied_bf16)  # (the others: rope_theta 5000 and eps 1e-6, whic
   expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.gguf" -t 0 -n 48)
 endforeach()
 # -z: llama2.c's tokenizer.bin of the same pieces (tools/tokenizer_bin.py of tok512.model)
-expect_text("${H}/llama_gqa_f32.expected.txt" "${H}/llama_gqa_f32" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)
+expect_text("${H}/${first}.expected.txt" "${H}/${first}" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)
 
 # ---- refusals
-sf_error(1 "llama2.c holds only rope_base 10000 models \\(this one: 5000\\)" convert "${WORK}/llama_gqa_f32.safetensors" -o "${WORK}/x.bin" --llama2c 0)
+if(NOT QUICK)
+  sf_error(1 "llama2.c holds only rope_base 10000 models \\(this one: 5000\\)" convert "${WORK}/llama_gqa_f32.safetensors" -o "${WORK}/x.bin" --llama2c 0)
+endif()
 sf_error(2 "is a Hugging Face directory: it converts to a float checkpoint" convert "${H}/llama_gqa_f32" -o "${WORK}/x.bin" --llama2c 1)
 sf_error(2 "is a Hugging Face directory: it converts to a float checkpoint" convert "${H}/llama_gqa_f32" -o "${WORK}/x.safetensors" --int8)
 file(MAKE_DIRECTORY "${WORK}/gpt2")
@@ -60,9 +98,9 @@ file(WRITE "${WORK}/gpt2/config.json" "{\"model_type\": \"gpt2\", \"n_embd\": 32
 sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" run "${WORK}/gpt2" -t 0)
 sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" convert "${WORK}/gpt2" -o "${WORK}/x.safetensors")
 file(MAKE_DIRECTORY "${WORK}/notok")
-file(COPY "${H}/llama_gqa_f32/config.json" "${H}/llama_gqa_f32/model.safetensors" DESTINATION "${WORK}/notok")
+file(COPY "${H}/${first}/config.json" "${H}/${first}/model.safetensors" DESTINATION "${WORK}/notok")
 sf_error(1 "notok: no tokenizer.model \\(give llama2.c's tokenizer.bin with -z\\)" run "${WORK}/notok" -t 0)
-sf_error(1 "-z .*tok512.model: " run "${H}/llama_gqa_f32" -z "${DATA}/bpe/tok512.model" -t 0)
+sf_error(1 "-z .*tok512.model: " run "${H}/${first}" -z "${DATA}/bpe/tok512.model" -t 0)
 foreach(x x.bin x.safetensors)
   if(EXISTS "${WORK}/${x}")
     message(FATAL_ERROR "a refused conversion wrote ${WORK}/${x}")

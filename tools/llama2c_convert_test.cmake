@@ -29,35 +29,6 @@ include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, sf_error, expect_
 set(L "${DATA}/llama2c")
 set(tok "${DATA}/bpe/tok512.bin")
 
-# staticformer convert ARGN, which must succeed.
-function(convert)
-  sf(convert ${ARGN})
-  if(NOT sf_rc EQUAL 0)
-    message(FATAL_ERROR "staticformer convert ${ARGN}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
-  endif()
-  set(sf_err "${sf_err}" PARENT_SCOPE)
-endfunction()
-
-# Files a and b must be equal byte for byte (`what` says why).
-function(same a b what)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}" RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what}: ${a} and ${b} differ")
-  endif()
-  get_filename_component(na "${a}" NAME)
-  get_filename_component(nb "${b}" NAME)
-  message(STATUS "ok: ${what}: ${na} = ${nb}")
-endfunction()
-
-# Files a and b must differ.
-function(differ a b what)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}" RESULT_VARIABLE rc)
-  if(rc EQUAL 0)
-    message(FATAL_ERROR "${what}: ${a} and ${b} are equal")
-  endif()
-  message(STATUS "ok: ${what}: they differ")
-endfunction()
-
 # Version-0 files a (ours) and b (export.py's) of a model with seq_len T, head size dk and
 # `classifier` bytes of untied classifier after the RoPE tables: equal bytes but in the tables,
 # whose values (float32, little-endian; of the same sign, the difference of their bits is the ulp

@@ -41,17 +41,14 @@ if(NOT bin)
 endif()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, run, llama_simple_as_runc
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, run, convert, same, llama_simple_as_runc
 set(prompt "ROMEO: But soft")
 
 # 1. The reference files are what llama.cpp writes and prints.
 run(out 0 "${bin}/llama-convert-llama2c-to-ggml" --copy-vocab-from-model "${DATA}/bpe/tok512.bin"
     --llama2c-model "${DATA}/llama2c/runc_gqa.v0.bin" --llama2c-output-model "${WORK}/runc_gqa.llamacpp.gguf")
-execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${WORK}/runc_gqa.llamacpp.gguf"
-                        "${DATA}/llamacpp/runc_gqa.llamacpp.gguf" RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "llama-convert-llama2c-to-ggml no longer writes test/data/llamacpp/runc_gqa.llamacpp.gguf")
-endif()
+same("${WORK}/runc_gqa.llamacpp.gguf" "${DATA}/llamacpp/runc_gqa.llamacpp.gguf"
+     "llama-convert-llama2c-to-ggml writes test/data/llamacpp's file")
 run(text 0 "${bin}/llama-simple" -m "${DATA}/llamacpp/runc_gqa.llamacpp.gguf" -n 100 "${prompt}")
 file(READ "${DATA}/llamacpp/runc_gqa.llama-simple.txt" want)
 if(NOT text STREQUAL want)
@@ -81,13 +78,6 @@ function(check name gguf cache)
     message(FATAL_ERROR "${name}: staticformer did not run the Q8_0 file on int8 weights:\n${sf_err}")
   endif()
   message(STATUS "ok: ${name}: llama-simple prints staticformer's tokens: ${sf_out}")
-endfunction()
-
-function(convert)
-  sf(convert ${ARGN})
-  if(NOT sf_rc EQUAL 0)
-    message(FATAL_ERROR "staticformer convert ${ARGN}: exit status ${sf_rc}\n${sf_err}")
-  endif()
 endfunction()
 
 convert("${DATA}/llama2c/runc_gqa.v0.bin" -z "${DATA}/bpe/tok512.bin" -o "${WORK}/runc_gqa.f32.gguf" --gguf f32)

@@ -22,27 +22,10 @@ import torch
 import transformers
 from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer
 
+from hf_generate import runc_text  # run.c's printing (tools/hf_generate.py, beside this script)
+
 PROMPT = "ROMEO: But soft"
 STEPS = 48  # run.c's -n
-
-
-def runc_text(sp, ids):
-    """run.c's printing of ids[1..STEPS] (ids[0] is BOS)."""
-    out = b""
-    for pos in range(STEPS):
-        prev, nxt = ids[pos], ids[pos + 1]
-        if nxt == 1:
-            break
-        piece = sp.id_to_piece(nxt).replace("\u2581", " ")
-        if prev == 1 and piece.startswith(" "):
-            piece = piece[1:]
-        b = piece.encode("utf-8")
-        if piece.startswith("<0x") and piece.endswith(">") and len(piece) == 6:
-            b = bytes([int(piece[3:5], 16)])
-        if len(b) == 1 and not (0x20 <= b[0] <= 0x7e or b in b" \t\n\v\f\r"):  # C's isprint, isspace
-            continue
-        out += b
-    return out + b"\n"
 
 
 def make(name, sp_model, out_dir, seed, dtype, **config):
@@ -68,7 +51,7 @@ def make(name, sp_model, out_dir, seed, dtype, **config):
     with torch.no_grad():
         out = model.generate(torch.tensor([prompt]), max_new_tokens=STEPS + 1 - len(prompt), do_sample=False,
                              num_beams=1, pad_token_id=0, eos_token_id=None)[0].tolist()
-    text = runc_text(sp, out)
+    text = runc_text(sp, out, STEPS)
     with open(os.path.join(out_dir, name + ".expected.txt"), "wb") as f:
         f.write(text)
     print(f"{d}: {dtype}, {sum(p.numel() for p in model.parameters())} parameters; {text!r}")

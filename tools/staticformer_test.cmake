@@ -167,6 +167,15 @@ endif()
 sf_ok(NO info "${WORK}/odd.safetensors")
 expect_match("info" "${sf_out}" "run executable: cached, ${WORK}/cache/")
 
+# ---- bench --decode: R streams stepping together, on an executable compiled once for max(--streams) streams
+sf_ok(YES bench "${WORK}/nano.safetensors" --decode --streams 1,3 -n 20 --repeat 1 -i "ROMEO:")
+expect_match("bench --decode" "${sf_out}" "^decode bench: nano, float weights, prompt 6 tokens, 14 steps, median of 1 runs\n")
+expect_match("bench --decode" "${sf_out}"
+             "\n  streams  1: ${num} ms per step [^\n]*\n  streams  3: ${num} ms per step [^\n]*, ${num} tokens/s aggregate, ")
+sf_ok(NO bench "${WORK}/nano.safetensors" --decode --streams 3,2 --tokens 5 --repeat 2 --int8)
+expect_match("bench --decode --int8" "${sf_out}" "int8 weights, prompt 1 tokens, 5 steps, median of 2 runs\n  streams  3: .*\n  streams  2: ")
+sf_error(2 "bench: --streams: '0,2' is not a list of counts in \\[1, 256\\]" bench "${WORK}/nano.safetensors" --decode --streams 0,2)
+
 # ---- errors
 sf_error(2 "unknown command 'fly'" fly)
 sf_error(2 "train: --config FILE.json is needed" train --data "${CORPUS}" --steps 1 --out "${WORK}/x.safetensors")

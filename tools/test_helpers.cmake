@@ -70,6 +70,36 @@ function(expect_text expected model)
   set(sf_out "${sf_out}" PARENT_SCOPE)
 endfunction()
 
+# staticformer convert ARGN must succeed; sets sf_err (its report) in the caller.
+function(convert)
+  sf(convert ${ARGN})
+  if(NOT sf_rc EQUAL 0)
+    message(FATAL_ERROR "staticformer convert ${ARGN}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
+  endif()
+  message(STATUS "ok: ${sf_err}")
+  set(sf_err "${sf_err}" PARENT_SCOPE)
+endfunction()
+
+# Files a and b must be equal byte for byte (`what` says why).
+function(same a b what)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what}: ${a} and ${b} differ")
+  endif()
+  get_filename_component(na "${a}" NAME)
+  get_filename_component(nb "${b}" NAME)
+  message(STATUS "ok: ${what}: ${na} = ${nb}")
+endfunction()
+
+# Files a and b must differ.
+function(differ a b what)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${a}" "${b}" RESULT_VARIABLE rc)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "${what}: ${a} and ${b} are equal")
+  endif()
+  message(STATUS "ok: ${what}: they differ")
+endfunction()
+
 # llama.cpp's llama-simple prints the BOS as "<s>", the first piece's space (sentencepiece's U+2581)
 # and every byte piece (<0xXX>) as its byte; llama2.c's run.c — and `staticformer run` — print
 # neither the BOS nor the space of the piece after it, and skip a lone byte that is neither

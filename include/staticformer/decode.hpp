@@ -5,6 +5,13 @@
 //   dec.prefill(b, prompt, n);                 // stream b: the prompt's n tokens (matrix–matrix products)
 //   const float* row = dec.logits(b);          // (V): the next-token logits of stream b
 //   dec.step(next);                            // one token per stream (next: B ids): matrix–vector products
+//   dec.step(next, active);                    // one token for each stream with active[b] (the others wait)
+//
+// The rows of several streams go through each weight matrix together: one read of the weights per
+// step for all of them (matrix products of R rows; a tied head's copy panel by panel). A masked
+// step pads its rows to the next of 1, 4, 16, …, B with copies of its last active stream's row (the
+// same inputs: the same key, value and logits), so only those row counts are compiled.
+// Continuous batching over the streams: serve.hpp.
 //
 // With int8 weights (quantize.hpp): sf::decoder<C, sf::int8> dec; dec.use(q) with q an
 // sf::params<C, sf::int8>. Every weight product then quantizes its input row (groups of 32) and
@@ -154,7 +161,28 @@ class decoder {
       if (status s = check_token(tokens[b], "step"); !s) return s;
     }
     for (std::size_t b = 0; b < B; ++b) hist_(b, pos_[b]) = tokens[b];
-    step_rows<B>(0);
+    step_rows<B>(all_streams.data());
+    return status::ok();
+  }
+  // One token for each stream b with active[b] (tokens[b]; the other streams' tokens are not read,
+  // and they keep their positions and logits). The active streams' rows go through every weight
+  // matrix together: one read of the weights for all of them, as step(tokens) (continuous batching,
+  // sf::generate_batched). The rows are padded to the next count of step_row_counts (1, 4, 16, …, B)
+  // with copies of the last active stream's row (the same inputs: the same key, value and logits).
+  // active, tokens: (B)
+  constexpr status step(const std::int32_t* tokens, const bool* active) {
+    if (!w_) return unbound();
+    std::array<std::size_t, B> rows{};
+    std::size_t n = 0;
+    for (std::size_t b = 0; b < B; ++b) {
+      if (!active[b]) continue;
+      if (pos_[b] + 1 > S) return full("step", b, pos_[b], 1);
+      if (status s = check_token(tokens[b], "step"); !s) return s;
+      rows[n++] = b;
+    }
+    if (n == 0) return status::ok();
+    for (std::size_t i = 0; i < n; ++i) hist_(rows[i], pos_[rows[i]]) = tokens[rows[i]];
+    step_padded<1>(rows, n);
     return status::ok();
   }
   // One token for stream b alone (the others keep their positions and logits).
@@ -163,7 +191,7 @@ class decoder {
     if (pos_[b] + 1 > S) return full("step", b, pos_[b], 1);
     if (status s = check_token(token, "step"); !s) return s;
     hist_(b, pos_[b]) = token;
-    step_rows<1>(b);
+    step_rows<1>(&b);
     return status::ok();
   }
 
@@ -251,7 +279,7 @@ class decoder {
   // Stream b: positions [a, end) from hist_ (a < end ≤ T); logits of position end-1.
   constexpr void run(std::size_t b, std::size_t a, std::size_t end) {
     if (!chunks || (end - a) * 4 < P) {  // a few tokens (or no chunk buffers): single steps
-      for (std::size_t t = a; t < end; ++t) step_rows<1>(b);
+      for (std::size_t t = a; t < end; ++t) step_rows<1>(&b);
       return;
     }
     if constexpr (chunks) {
@@ -263,7 +291,7 @@ class decoder {
       }
       if (c < end) {
         pos_[b] = c;
-        for (std::size_t t = c; t < end; ++t) step_rows<1>(b);
+        for (std::size_t t = c; t < end; ++t) step_rows<1>(&b);
         return;
       }
       const std::size_t r = end - 1 - s0;  // the last position's row in the last chunk
@@ -284,7 +312,18 @@ class decoder {
   // panels (kernels::gemv_panels: the same sums as the matrix product, read as one stream)
   template <class Y, class X>
   constexpr void lm_head(Y&& y, const X& a) {
-    if constexpr (head_copy) {
+    if constexpr (head_copy && detail::mt<Y>::rows > 1) {
+      // rows of several streams: panel by panel, one matrix product (R, D)·(D, HN) each, so each
+      // panel is read once for all rows (the same sums as gemv_panels: k order, one FMA at a time)
+      using my = detail::mt<Y>;
+      using mx = detail::mt<X>;
+      constexpr std::size_t R = my::rows, full = V / HN, last = V - full * HN;
+      if constexpr (full > 0)
+        for (std::size_t p = 0; p < full; ++p)
+          kernels::gemm_nn<R, HN, D, mx::ld, HN, my::ld>(y.data() + p * HN, a.data(), head_t_.data() + p * HN * D);
+      if constexpr (last > 0)
+        kernels::gemm_nn<R, last, D, mx::ld, last, my::ld>(y.data() + full * HN, a.data(), head_t_.data() + full * HN * D);
+    } else if constexpr (head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)
         kernels::gemv_panels(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, head_t_.data(), V, D);
@@ -372,40 +411,83 @@ class decoder {
     }
   }
 
-  // ------------------------------------------------------------ step: R streams b0 … b0+R-1
-  // Each stream's token is hist_(b, pos_[b]); afterwards pos_[b] += 1 and logits(b) are its next-token logits.
+  // ------------------------------------------------------------ step: R rows, of streams streams[0 … R-1]
+  // streams: non-decreasing (a stream repeated only with the same token: a padding row). Each stream's
+  // token is hist_(b, pos_[b]); afterwards pos_[b] += 1 and logits(b) are its next-token logits.
+  // The rows are packed into the step buffers' first R rows.
   template <std::size_t R>
-  constexpr void step_rows(std::size_t b0) {
+  constexpr void step_rows(const std::size_t* streams) {
     using rd = view<T, shape<Batch<R>>, Model<D>, D>;
     using rf = view<T, shape<Batch<R>>, Ffn<C.F>, C.F>;
     using rv = view<T, shape<Batch<R>>, Vocab<V>, V>;
     const weights_t& p = *w_;
     const product lin{this};
-    const rd x{x_.data() + b0 * D}, a{a_.data() + b0 * D}, y{y_.data() + b0 * D};
-    const rf f{f_.data() + b0 * F};
-    for (std::size_t r = 0; r < R; ++r) embed_row(x.row(r), hist_(b0 + r, pos_[b0 + r]), pos_[b0 + r]);
+    const rd x{x_.data()}, a{a_.data()}, y{y_.data()};
+    const rf f{f_.data()};
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t b = streams[r];
+      embed_row(x.row(r), hist_(b, pos_[b]), pos_[b]);
+    }
     for (std::size_t l = 0; l < L; ++l) {
       const auto& bp = p.blocks[l];
       // x += attn(norm1(x))
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
-      attn::template forward_step<R>(lin, y, a, bp.attn, cache_[l], b0, pos_.data(), sw_);
+      attn::template forward_step<R>(lin, y, a, bp.attn, cache_[l], streams, pos_.data(), sw_);
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
       // x += ffn(norm2(x))
       for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
-      if constexpr (gated_buffers) ffn::decode_rows(lin, y, a, bp.ffn, f, rf{f2_.data() + b0 * F});
+      if constexpr (gated_buffers) ffn::decode_rows(lin, y, a, bp.ffn, f, rf{f2_.data()});
       else ffn::decode_rows(lin, y, a, bp.ffn, f, none{});
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
     }
     for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), p.norm_f);
-    lm_head(rv{logits_.data() + b0 * V}, a.as_const());
-    for (std::size_t r = 0; r < R; ++r) ++pos_[b0 + r];
+    if constexpr (R == 1 || B == 1) {
+      lm_head(rv{logits_.data() + streams[0] * V}, a.as_const());
+    } else {
+      bool consecutive = true;  // streams b0, b0+1, …: their logits rows are one block
+      for (std::size_t r = 1; r < R; ++r) consecutive = consecutive && streams[r] == streams[0] + r;
+      if (consecutive) {
+        lm_head(rv{logits_.data() + streams[0] * V}, a.as_const());
+      } else {  // into the scratch rows, then each to its stream (a padding row: the same values again)
+        lm_head(rv{logits_rows_.data()}, a.as_const());
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t v = 0; v < V; ++v) logits_(streams[r], v) = logits_rows_(r, v);
+      }
+    }
+    for (std::size_t r = 0; r < R; ++r)
+      if (r == 0 || streams[r] != streams[r - 1]) ++pos_[streams[r]];
   }
+
+  // The rows of a masked step: the n active streams rows[0 … n-1] (ascending), padded to the first
+  // count of step_row_counts from R on that holds them.
+  template <std::size_t R>
+  constexpr void step_padded(std::array<std::size_t, B>& rows, std::size_t n) {
+    if constexpr (R >= B) {
+      for (std::size_t i = n; i < B; ++i) rows[i] = rows[n - 1];
+      step_rows<B>(rows.data());
+    } else {
+      if (n <= R) {
+        for (std::size_t i = n; i < R; ++i) rows[i] = rows[n - 1];
+        step_rows<R>(rows.data());
+      } else {
+        step_padded<R * 4>(rows, n);
+      }
+    }
+  }
+
+  static constexpr std::array<std::size_t, B> all_streams = [] {
+    std::array<std::size_t, B> a{};
+    for (std::size_t b = 0; b < B; ++b) a[b] = b;
+    return a;
+  }();
 
   const weights_t* w_ = nullptr;
   std::array<typename attn::template cache<B>, L> cache_{};                // keys (transposed) and values
   tensor<std::int32_t, Batch<B>, Seq<S>> hist_{};                          // the tokens of every stream
   std::array<std::size_t, B> pos_{};
   tensor<T, Batch<B>, Vocab<V>> logits_{};
+  // a masked step's logits rows before they go to their streams (B > 1)
+  [[no_unique_address]] maybe<(B > 1), tensor<T, Batch<B>, Vocab<V>>> logits_rows_{};
   // tok_embᵀ (D, V), stored by panels of HN columns: panel p, columns p·HN …, is the contiguous
   // (D, HN) block at p·HN·D, the last one (D, V - p·HN) (kernels::gemv_panels)
   static constexpr std::size_t HN = kernels::native_panel_width<T>;

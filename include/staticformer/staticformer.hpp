@@ -11,6 +11,7 @@
 #include "staticformer/kernels/gemm.hpp"
 #include "staticformer/data.hpp"
 #include "staticformer/decode.hpp"
+#include "staticformer/serve.hpp"
 #include "staticformer/math.hpp"
 #include "staticformer/init.hpp"
 #include "staticformer/matmul.hpp"

@@ -1,11 +1,11 @@
 """python3 -m staticformer: conversions between PyTorch files and staticformer checkpoints.
 
-  convert  --from nanogpt|hf-gpt2|hf-llama|staticformer IN OUT.safetensors   PyTorch -> staticformer
-  to-torch --to staticformer|nanogpt|hf-gpt2|hf-llama IN.safetensors OUT      staticformer -> PyTorch
+  convert  --from nanogpt|hf-gpt2|hf-llama|llama2c|staticformer IN OUT.safetensors   PyTorch -> staticformer
+  to-torch --to staticformer|nanogpt|hf-gpt2|hf-llama|llama2c IN.safetensors OUT      staticformer -> PyTorch
   info     IN.safetensors                                                     configuration, parameters
 
-IN of `convert` is a torch.save file (.pt/.bin/.ckpt: a state dict, nanoGPT's ckpt.pt, or to-torch's
-file), a .safetensors file, a sharded *.index.json, or a Hugging Face model directory (config.json
+IN of `convert` is a torch.save file (.pt/.bin/.ckpt: a state dict, nanoGPT's or llama2.c's ckpt.pt, or
+to-torch's file), a .safetensors file, a sharded *.index.json, or a Hugging Face model directory (config.json
 and weights). torch files are read with torch.load(weights_only=True) unless --trust-pickle.
 """
 import argparse
@@ -52,6 +52,8 @@ def cmd_convert(a):
         model.save(a.output)
         _report(a.output, model)
         return 0
+    if a.rope_pairs and a.layout != "hf-llama":
+        raise cv.ConversionError(f"--rope-pairs is for --from hf-llama (the {a.layout} layout's RoPE pairs are fixed)")
     sd, info = read_state_dict(a.input, a.trust_pickle)
     hf_config = info.get("config")
     if a.config:
@@ -64,7 +66,12 @@ def cmd_convert(a):
         model = cv.from_hf_gpt2(sd, hf_config, n_heads=a.n_heads, activation=a.activation, norm_eps=a.norm_eps)
     elif a.layout == "hf-llama":
         model = cv.from_hf_llama(sd, hf_config, n_heads=a.n_heads, context=a.context, activation=a.activation,
-                                 norm_eps=a.norm_eps)
+                                 norm_eps=a.norm_eps, rope_pairs=a.rope_pairs or "adjacent")
+    elif a.layout == "llama2c":  # ckpt.pt's model_args, or --config: a JSON object of llama2.c's ModelArgs
+        if a.activation not in (None, "silu"):
+            raise cv.UnsupportedFeature(f"activation '{a.activation}'", "llama2.c's feed-forward is SwiGLU (silu)")
+        model = cv.from_llama2c(sd, hf_config if a.config else info.get("model_args"), n_heads=a.n_heads,
+                                context=a.context, norm_eps=a.norm_eps)
     else:  # staticformer: docs/model.md names; the configuration from the file ("config") or --config
         if hf_config is None:
             raise cv.ConversionError("--from staticformer: no configuration: give --config (a JSON object of "
@@ -97,6 +104,11 @@ def cmd_to_torch(a):
         sd, model_args = cv.to_nanogpt(model)
         torch.save({"model": sd, "model_args": model_args}, a.output)
         print(f"{a.output}: nanoGPT checkpoint {{'model', 'model_args'}}: GPT(GPTConfig(**model_args)).load_state_dict(model)")
+    elif a.layout == "llama2c":
+        sd, model_args = cv.to_llama2c(model)
+        torch.save({"model": sd, "model_args": model_args}, a.output)
+        print(f"{a.output}: llama2.c checkpoint {{'model', 'model_args'}}: "
+              "Transformer(ModelArgs(**model_args)).load_state_dict(model)")
     else:
         sd, config = cv.to_hf_gpt2(model) if a.layout == "hf-gpt2" else cv.to_hf_llama(model)
         os.makedirs(a.output, exist_ok=True)
@@ -124,17 +136,21 @@ def main(argv=None):
     c.add_argument("--from", dest="layout", required=True, choices=cv.LAYOUTS + ("staticformer",))
     c.add_argument("input")
     c.add_argument("output")
-    c.add_argument("--config", help="config.json (Hugging Face), or staticformer metadata as JSON for --from staticformer")
+    c.add_argument("--config", help="config.json (Hugging Face), llama2.c's model_args as JSON (llama2c), or "
+                                    "staticformer metadata as JSON for --from staticformer")
     c.add_argument("--n-heads", type=int, help="attention heads (when no config gives them)")
-    c.add_argument("--context", type=int, help="context length (hf-llama, when no config gives it)")
-    c.add_argument("--activation", help="relu | gelu | gelu_tanh (or Hugging Face's names: gelu_new, ...)")
+    c.add_argument("--context", type=int, help="context length (hf-llama, llama2c; when no config gives it)")
+    c.add_argument("--activation", help="relu | gelu | gelu_tanh | silu (or Hugging Face's names: gelu_new, ...)")
+    c.add_argument("--rope-pairs", choices=("adjacent", "halves"),
+                   help="hf-llama: adjacent (default: q, k rows permuted to staticformer's default pairs) or "
+                        "halves (rows as stored, rope_pairs = halves in the checkpoint)")
     c.add_argument("--norm-eps", type=float, help="the norms' eps (when no config gives it; default 1e-5)")
     c.add_argument("--trust-pickle", action="store_true", help="torch.load with weights_only=False")
     c.set_defaults(run=cmd_convert)
     t = sub.add_parser("to-torch", help="a staticformer checkpoint -> a PyTorch file")
     t.add_argument("--to", dest="layout", default="staticformer", choices=("staticformer",) + cv.LAYOUTS)
     t.add_argument("input")
-    t.add_argument("output", help="a .pt file (staticformer, nanogpt) or a directory (hf-gpt2, hf-llama)")
+    t.add_argument("output", help="a .pt file (staticformer, nanogpt, llama2c) or a directory (hf-gpt2, hf-llama)")
     t.set_defaults(run=cmd_to_torch)
     i = sub.add_parser("info", help="a checkpoint's configuration and metadata")
     i.add_argument("input")

@@ -2,12 +2,14 @@
 
     model = from_nanogpt(state_dict, n_heads=4)                  # nanoGPT's GPT (nn.Linear [out, in])
     model = from_hf_gpt2(state_dict, hf_config)                  # Hugging Face GPT2LMHeadModel (Conv1D [in, out])
-    model = from_hf_llama(state_dict, hf_config)                 # LLaMA-style: q/k/v/o_proj, RMSNorm, RoPE
+    model = from_hf_llama(state_dict, hf_config)                 # LlamaForCausalLM (SwiGLU, grouped-query), or a plain MLP
+    model = from_llama2c(state_dict, model_args)                 # llama2.c's model.py Transformer (its ckpt.pt)
     model.save("m.safetensors")
 
     state_dict, model_args = to_nanogpt(model)
     state_dict, hf_config = to_hf_gpt2(model)
-    state_dict, hf_config = to_hf_llama(model)
+    state_dict, hf_config = to_hf_llama(model)                   # LlamaForCausalLM loads it (gated models)
+    state_dict, model_args = to_llama2c(model)                   # llama2.c's Transformer(ModelArgs(**model_args))
 
 Every ``from_*`` returns a :class:`~staticformer.model.StaticformerLM` whose logits equal the source
 model's (same arithmetic up to float32 rounding); whatever cannot be represented exactly is refused
@@ -22,20 +24,27 @@ What is exact and why:
 * Biases docs/model.md has no place for are zeros (nanoGPT's ``bias=False`` LayerNorm, LLaMA's attention bias
   without an MLP bias): zeros are exact.
 * RoPE: Hugging Face's LLaMA rotates the halves of each head (``rotate_half``: dimension ``i`` with
-  ``i + d_k/2``, both at angle ``t * w_i``) where docs/model.md rotates adjacent pairs ``(2i, 2i+1)`` at the same
-  angle, with the same ``w_i = 10000^(-2i/d_k)``. Reordering the output features of ``q_proj`` and
-  ``k_proj`` within each head, docs/model.md's ``2i <- i`` and ``2i+1 <- i + d_k/2``, turns one into the other;
-  scores are dot products of q and k, unchanged by reordering both the same way. See
-  :func:`rope_permutation`.
+  ``i + d_k/2``, both at angle ``t * w_i``) where docs/model.md's default (``rope_pairs`` ``adjacent``, as Meta's
+  and llama2.c's code) rotates adjacent pairs ``(2i, 2i+1)`` at the same angle, with the same
+  ``w_i = rope_theta^(-2i/d_k)``. Reordering the output features of ``q_proj`` and ``k_proj`` within each head
+  (each query head and each key/value head), docs/model.md's ``2i <- i`` and ``2i+1 <- i + d_k/2``, turns one
+  into the other; scores are dot products of q and k, unchanged by reordering both the same way. See
+  :func:`rope_permutation`. ``from_hf_llama(..., rope_pairs="halves")`` keeps the rows as stored and
+  writes ``rope_pairs = halves`` instead (what the C++ reader of Hugging Face directories does).
+* SwiGLU: ``down(act(gate(x)) * up(x))`` is docs/model.md's ``ffn = gated``: ``w1`` the gate, ``w3`` the up
+  projection, ``w2`` the down one (llama2.c's ``w2(silu(w1(x)) * w3(x))`` with the same names).
+* Grouped-query attention: ``k_proj`` / ``v_proj`` of ``kv * d_k`` rows are docs/model.md's ``wk`` / ``wv``
+  ``[D, kv * d_k]`` (``n_kv_heads``); query head ``h`` reads key/value head ``h // (H / kv)`` in all three
+  (``repeat_kv``), so nothing is reordered across heads.
 """
 import torch
 
 from .model import Config, StaticformerLM, param_shapes
 
-__all__ = ["ConversionError", "UnsupportedFeature", "from_nanogpt", "from_hf_gpt2", "from_hf_llama",
-           "to_nanogpt", "to_hf_gpt2", "to_hf_llama", "rope_permutation", "LAYOUTS"]
+__all__ = ["ConversionError", "UnsupportedFeature", "from_nanogpt", "from_hf_gpt2", "from_hf_llama", "from_llama2c",
+           "to_nanogpt", "to_hf_gpt2", "to_hf_llama", "to_llama2c", "rope_permutation", "LAYOUTS"]
 
-LAYOUTS = ("nanogpt", "hf-gpt2", "hf-llama")
+LAYOUTS = ("nanogpt", "hf-gpt2", "hf-llama", "llama2c")
 
 
 class ConversionError(ValueError):
@@ -65,7 +74,7 @@ def rope_permutation(n_heads, d_k):
 
 
 _ACT_FROM_HF = {"relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
-                "gelu_fast": "gelu_tanh"}
+                "gelu_fast": "gelu_tanh", "swish": "silu"}
 
 
 def _activation(name, source):
@@ -74,11 +83,11 @@ def _activation(name, source):
     if name in _ACT_FROM_HF:
         return _ACT_FROM_HF[name]
     raise UnsupportedFeature(f"activation '{name}'",
-                             f"{source}; staticformer has relu, gelu (erf) and gelu_tanh "
-                             f"(Hugging Face's gelu_new / gelu_pytorch_tanh)")
+                             f"{source}; staticformer has relu, gelu (erf), gelu_tanh "
+                             f"(Hugging Face's gelu_new / gelu_pytorch_tanh) and silu (swish)")
 
 
-ACTIVATION_NAMES = ("relu", "gelu", "gelu_tanh")
+ACTIVATION_NAMES = ("relu", "gelu", "gelu_tanh", "silu")
 
 
 class _Source:
@@ -137,6 +146,9 @@ def _tied(src, head_name, emb, cfg_says_tied):
     w = src.get(head_name, emb.shape, "[vocab, d_model]")
     if torch.equal(w, emb):
         return True, None
+    if cfg_says_tied:  # the source module would use the embedding as its head, whatever the file holds
+        raise ConversionError(f"{src.layout}: the config says tie_word_embeddings = true, but '{head_name}' is "
+                              "not the embedding")
     return False, w.t()
 
 
@@ -267,55 +279,86 @@ def from_hf_gpt2(state_dict, hf_config=None, n_heads=None, activation=None, norm
                       c.get("tie_word_embeddings"), "hf-gpt2")
 
 
-# ----------------------------------------------------------------------------- LLaMA-style (Hugging Face)
-def from_hf_llama(state_dict, hf_config=None, n_heads=None, context=None, activation=None, norm_eps=None):
-    """A model in Hugging Face's LLaMA layout (``model.embed_tokens``, ``model.layers.{l}.input_layernorm``,
-    ``self_attn.{q,k,v,o}_proj``, ``post_attention_layernorm``, ``model.norm``, ``lm_head``; ``nn.Linear``
-    ``[out, in]``; RMSNorm; RoPE rotating halves) **with a plain MLP**: ``mlp.up_proj`` then
-    ``mlp.down_proj``, ``down(act(up(x)))``. LLaMA's own gated MLP (``gate_proj``, SwiGLU) is refused.
+# ----------------------------------------------------------------------------- LLaMA: Hugging Face and llama2.c
+def _inverse(perm):
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(len(perm))
+    return inv
 
-    Settings come from ``hf_config`` (config.json) or the arguments: ``num_attention_heads``,
-    ``max_position_embeddings`` (the context), ``hidden_act``, ``rms_norm_eps`` (default 1e-5 when
-    neither gives it). Refused: SwiGLU, grouped-query attention (``num_key_value_heads`` <
-    ``num_attention_heads``), ``rope_theta`` other than 10000, ``rope_scaling``, a ``head_dim`` other
-    than hidden_size / heads, partial rotary, sliding windows, activations other than relu, gelu,
-    gelu_new / gelu_pytorch_tanh."""
-    c = hf_config or {}
-    src = _Source(state_dict, "hf-llama", ignore=("rotary_emb.inv_freq",))
-    pre = "model." if src.has("model.embed_tokens.weight") else ""
-    if not src.has(pre + "embed_tokens.weight"):
-        raise ConversionError("hf-llama: no 'model.embed_tokens.weight' (or 'embed_tokens.weight'): "
-                              "not a LLaMA-style state dict")
-    V, D = src.sd[pre + "embed_tokens.weight"].shape
-    # Features, in this order; the first one docs/model.md cannot represent is named.
-    gate = pre + "layers.0.mlp.gate_proj.weight"
-    if src.has(gate) or any(k.endswith("mlp.gate_proj.weight") for k in src.sd):
-        raise UnsupportedFeature("SwiGLU (a gated MLP: 'mlp.gate_proj')",
-                                 "staticformer's FFN is act(x W1 + b1) W2 + b2, with no gate; LLaMA-style "
-                                 "checkpoints convert when the MLP is mlp.up_proj then mlp.down_proj")
-    n_heads = _merge_args(c, "num_attention_heads", n_heads)
-    if n_heads is None:
-        raise ConversionError("hf-llama: the number of heads is not in a state dict: give n_heads "
-                              "(--n-heads, or config.json's num_attention_heads)")
-    n_kv = c.get("num_key_value_heads") or n_heads
-    kp = src.sd.get(pre + "layers.0.self_attn.k_proj.weight")
-    if n_kv != n_heads or (kp is not None and kp.dim() == 2 and kp.shape[0] != D):
-        rows = kp.shape[0] if kp is not None else "?"
-        raise UnsupportedFeature("grouped-query attention",
-                                 f"num_key_value_heads {n_kv} < num_attention_heads {n_heads} (k_proj has "
-                                 f"{rows} rows, q_proj {D}); staticformer's attention has one key/value head per query head")
+
+def _kv_heads(src, name, D, d_k, n_heads, said, layout, said_what):
+    """The key/value heads from the rows of k_proj / wk ([kv * d_k, D]), checked against the config's."""
+    k = src.sd.get(name)
+    if k is None or k.dim() != 2:
+        raise ConversionError(f"{layout}: missing tensor '{name}'")
+    rows = k.shape[0]
+    if rows % d_k or rows == 0 or n_heads % (rows // d_k):
+        raise ConversionError(f"{layout}: tensor '{name}' has {rows} rows: not a whole number of key/value heads "
+                              f"of {d_k} (d_model {D} / {n_heads} heads) dividing the {n_heads} heads")
+    kv = rows // d_k
+    if said is not None and int(said) != kv:
+        raise ConversionError(f"{layout}: {said_what} is {said}, but '{name}' has {rows} rows = {kv} heads of {d_k}")
+    return kv
+
+
+def _check_rope_config(c, D, n_heads):
+    """Refusals of RoPE variants docs/model.md does not have; returns rope_theta."""
     theta = c.get("rope_theta", 10000.0)
-    if float(theta) != 10000.0:
-        raise UnsupportedFeature(f"rope_theta = {theta}", "staticformer's RoPE uses w_i = 10000^(-2i/d_k)")
+    if theta is None:
+        theta = 10000.0
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 0 < float(theta) < float("inf"):
+        raise ConversionError(f"hf-llama: rope_theta is {theta!r}: expected a positive number")
     rs = c.get("rope_scaling")
     if rs and not (isinstance(rs, dict) and rs.get("rope_type", rs.get("type")) == "default" and len(rs) == 1):
-        raise UnsupportedFeature("rope_scaling", f"{rs}; staticformer's RoPE angle is t * w_i")
+        raise UnsupportedFeature("rope_scaling", f"{rs}; staticformer's RoPE angle is t * w_i, w_i = rope_theta^(-2i/d_k)")
     if c.get("partial_rotary_factor", 1.0) != 1.0:
         raise UnsupportedFeature("partial_rotary_factor", "staticformer rotates every dimension of a head")
     if c.get("head_dim") not in (None, D // n_heads):
         raise UnsupportedFeature(f"head_dim = {c['head_dim']}", f"staticformer's d_k is d_model / n_heads = {D // n_heads}")
     if c.get("sliding_window") and c.get("use_sliding_window", True):
         raise UnsupportedFeature("sliding-window attention", f"sliding_window = {c['sliding_window']}")
+    return float(theta)
+
+
+def from_hf_llama(state_dict, hf_config=None, n_heads=None, context=None, activation=None, norm_eps=None,
+                  rope_pairs="adjacent"):
+    """A model in Hugging Face's LLaMA layout (transformers' ``LlamaForCausalLM``: ``model.embed_tokens``,
+    ``model.layers.{l}.input_layernorm``, ``self_attn.{q,k,v,o}_proj``, ``post_attention_layernorm``,
+    ``mlp.{gate,up,down}_proj``, ``model.norm``, ``lm_head``; ``nn.Linear`` ``[out, in]``; RMSNorm; RoPE
+    rotating halves; ``LlamaModel`` without the ``model.`` prefix too).
+
+    * The MLP: LLaMA's gated one, ``down(act(gate(x)) * up(x))`` (SwiGLU with ``silu``), becomes
+      ``ffn = gated`` (``w1`` = gate, ``w3`` = up, ``w2`` = down); a plain ``down(act(up(x)))`` without
+      ``gate_proj`` becomes ``ffn = mlp``.
+    * Grouped-query attention: the key/value heads are ``k_proj``'s rows / d_k (``num_key_value_heads``, if
+      given, must agree), any number dividing the heads; they become ``n_kv_heads``.
+    * RoPE: ``rope_pairs="adjacent"`` (the default) permutes the rows of ``q_proj`` and ``k_proj`` within
+      each head to docs/model.md's adjacent pairs (:func:`rope_permutation`); ``"halves"`` keeps them and
+      writes ``rope_pairs = halves``. Either is exact. ``rope_theta`` (default 10000) is kept.
+    * Biases: ``attention_bias`` / ``mlp_bias`` tensors; those docs/model.md has with no counterpart in the
+      file (attention biases without MLP ones, or the reverse) are zeros.
+    * ``tie_word_embeddings``: a head equal to the embedding, or absent, is tied.
+
+    Settings come from ``hf_config`` (config.json) or the arguments: ``num_attention_heads``,
+    ``max_position_embeddings`` (the context), ``hidden_act``, ``rms_norm_eps`` (default 1e-6 when
+    neither gives it: LlamaConfig's default, as the C++ reader's), ``rope_theta``. Refused (:class:`UnsupportedFeature`): ``rope_scaling``, a ``head_dim``
+    other than hidden_size / heads, partial rotary, sliding windows, activations other than relu, gelu,
+    gelu_new / gelu_pytorch_tanh and silu, and any tensor the layout does not name (a ``q_norm``, say)."""
+    c = hf_config or {}
+    if rope_pairs not in ("adjacent", "halves"):
+        raise ValueError(f"rope_pairs: expected adjacent or halves, found {rope_pairs!r}")
+    src = _Source(state_dict, "hf-llama", ignore=("rotary_emb.inv_freq",))
+    pre = "model." if src.has("model.embed_tokens.weight") else ""
+    if not src.has(pre + "embed_tokens.weight"):
+        raise ConversionError("hf-llama: no 'model.embed_tokens.weight' (or 'embed_tokens.weight'): "
+                              "not a LLaMA-style state dict")
+    V, D = src.sd[pre + "embed_tokens.weight"].shape
+    n_heads = _merge_args(c, "num_attention_heads", n_heads)
+    if n_heads is None:
+        raise ConversionError("hf-llama: the number of heads is not in a state dict: give n_heads "
+                              "(--n-heads, or config.json's num_attention_heads)")
+    n_heads = int(n_heads)
+    theta = _check_rope_config(c, D, n_heads)
     act = activation or c.get("hidden_act")
     if act is None:
         raise ConversionError("hf-llama: the activation is not in a state dict: give activation "
@@ -326,46 +369,118 @@ def from_hf_llama(state_dict, hf_config=None, n_heads=None, context=None, activa
         raise ConversionError("hf-llama: the context length is not in a state dict: give context "
                               "(--context, or config.json's max_position_embeddings)")
     eps = _merge_args(c, "rms_norm_eps", norm_eps)
-    eps = 1e-5 if eps is None else float(eps)
+    eps = 1e-6 if eps is None else float(eps)  # (LlamaConfig's default; sf::io::hf_llama_config's too)
     if D % n_heads or (D // n_heads) % 2:
         raise ConversionError(f"hf-llama: d_model {D} / n_heads {n_heads} must be a whole, even head size")
+    dk = D // n_heads
+    l0 = pre + "layers.0."
+    kv = _kv_heads(src, l0 + "self_attn.k_proj.weight", D, dk, n_heads, c.get("num_key_value_heads"), "hf-llama",
+                   "num_key_value_heads")
+    DK = kv * dk
 
     emb = src.get(pre + "embed_tokens.weight", (V, D))
     L = _count_layers(src, pre + "layers.{}.input_layernorm.weight")
-    up = src.sd.get(pre + "layers.0.mlp.up_proj.weight")
+    gated = src.has(l0 + "mlp.gate_proj.weight")
+    up = src.sd.get(l0 + "mlp.up_proj.weight")
     if up is None or up.dim() != 2:
-        raise ConversionError(f"hf-llama: missing tensor '{pre}layers.0.mlp.up_proj.weight'")
+        raise ConversionError(f"hf-llama: missing tensor '{l0}mlp.up_proj.weight'")
     F = up.shape[0]
-    l0 = pre + "layers.0."
-    has_bias = any(src.has(l0 + n) for n in ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias",
-                                             "self_attn.o_proj.bias", "mlp.up_proj.bias", "mlp.down_proj.bias"))
-    perm = rope_permutation(n_heads, D // n_heads)
+    has_bias = any(src.has(l0 + n + ".bias") for n in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                                       "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj",
+                                                       "mlp.down_proj"))
+    halves = rope_pairs == "halves"
+    perm = {"q_proj": rope_permutation(n_heads, dk), "k_proj": rope_permutation(kv, dk)}
     P = {"tok_emb.weight": emb}
     for l in range(L):
         h, b = f"{pre}layers.{l}.", f"blocks.{l}."
         P[b + "norm1.weight"] = src.get(h + "input_layernorm.weight", (D,))
-        for w, proj, rot in (("wq", "q_proj", True), ("wk", "k_proj", True), ("wv", "v_proj", False),
-                             ("wo", "o_proj", False)):
-            W = src.get(h + f"self_attn.{proj}.weight", (D, D), "nn.Linear [out, in]")
-            P[b + "attn." + w] = (W[perm] if rot else W).t()
+        for w, proj, rows in (("wq", "q_proj", D), ("wk", "k_proj", DK), ("wv", "v_proj", DK), ("wo", "o_proj", D)):
+            W = src.get(h + f"self_attn.{proj}.weight", (rows, D), "nn.Linear [out, in]")
+            rot = proj in perm and not halves
+            P[b + "attn." + w] = (W[perm[proj]] if rot else W).t()
             if has_bias:
-                bias = src.opt(h + f"self_attn.{proj}.bias", (D,))
-                bias = _zeros(D) if bias is None else bias
-                P[b + "attn.b" + w[1]] = bias[perm] if rot else bias
+                bias = src.opt(h + f"self_attn.{proj}.bias", (rows,))
+                bias = _zeros(rows) if bias is None else bias
+                P[b + "attn.b" + w[1]] = bias[perm[proj]] if rot else bias
         P[b + "norm2.weight"] = src.get(h + "post_attention_layernorm.weight", (D,))
-        P[b + "ffn.w1"] = src.get(h + "mlp.up_proj.weight", (F, D), "nn.Linear [out, in]").t()
-        P[b + "ffn.w2"] = src.get(h + "mlp.down_proj.weight", (D, F), "nn.Linear [out, in]").t()
-        if has_bias:
-            for name, n, key in (("ffn.b1", F, "mlp.up_proj.bias"), ("ffn.b2", D, "mlp.down_proj.bias")):
-                t = src.opt(h + key, (n,))
-                P[b + name] = _zeros(n) if t is None else t
+        mlp = (("w1", "b1", "gate_proj", F, D), ("w3", "b3", "up_proj", F, D)) if gated else \
+            (("w1", "b1", "up_proj", F, D),)
+        for w, bn, proj, n_out, n_in in mlp + (("w2", "b2", "down_proj", D, F),):
+            P[b + "ffn." + w] = src.get(h + f"mlp.{proj}.weight", (n_out, n_in), "nn.Linear [out, in]").t()
+            if has_bias:
+                t = src.opt(h + f"mlp.{proj}.bias", (n_out,))
+                P[b + "ffn." + bn] = _zeros(n_out) if t is None else t
     P["norm_f.weight"] = src.get(pre + "norm.weight", (D,))
     tied, head = _tied(src, "lm_head.weight", emb, c.get("tie_word_embeddings"))
     if head is not None:
         P["lm_head.weight"] = head
     src.finish()
-    cfg = Config(vocab=V, context=int(context), d_model=D, n_heads=int(n_heads), n_layers=L, d_ff=F,
-                 norm="rmsnorm", position="rope", activation=act, tied=tied, bias=has_bias, norm_eps=eps)
+    cfg = Config(vocab=V, context=int(context), d_model=D, n_heads=n_heads, n_layers=L, d_ff=F,
+                 norm="rmsnorm", position="rope", activation=act, tied=tied, bias=has_bias, norm_eps=eps,
+                 n_kv_heads=kv, ffn="gated" if gated else "mlp", rope_theta=theta, rope_pairs=rope_pairs)
+    return _build(cfg, P)
+
+
+def from_llama2c(state_dict, model_args=None, n_heads=None, context=None, norm_eps=None):
+    """A model of llama2.c's ``model.py`` (``Transformer``: ``tok_embeddings``, ``layers.{l}.attention_norm``,
+    ``attention.{wq,wk,wv,wo}``, ``ffn_norm``, ``feed_forward.{w1,w2,w3}``, ``norm``, ``output``;
+    ``nn.Linear`` ``[out, in]``, no biases), as its train.py saves it: ``ckpt.pt`` = ``{"model": state dict,
+    "model_args": ...}`` (``_orig_mod.`` of ``torch.compile`` removed; the ``attention.mask`` buffers of
+    PyTorch < 2 ignored). RMSNorm, RoPE on adjacent pairs with base 10000 (``precompute_freqs_cis``'s default),
+    SwiGLU ``w2(silu(w1(x)) * w3(x))``: ``ffn = gated``, ``activation = silu``, the same names. Grouped-query
+    attention: the key/value heads are ``wk``'s rows / d_k. ``output`` equal to ``tok_embeddings`` (as
+    model.py ties them), or absent, is tied.
+
+    ``model_args`` (llama2.c's ``ModelArgs`` as a dict) gives ``n_heads``, ``n_kv_heads``, ``max_seq_len``
+    (the context) and ``norm_eps`` (default 1e-5); the arguments override it."""
+    a = dict(model_args or {})
+    src = _Source(state_dict, "llama2c", ignore=(".attention.mask", "freqs_cos", "freqs_sin"))
+    if not src.has("tok_embeddings.weight"):
+        raise ConversionError("llama2c: no 'tok_embeddings.weight': not a state dict of llama2.c's Transformer")
+    V, D = src.sd["tok_embeddings.weight"].shape
+    n_heads = n_heads if n_heads is not None else a.get("n_heads")
+    if n_heads is None:
+        raise ConversionError("llama2c: the number of heads is not in a state dict: give n_heads "
+                              "(--n-heads, or ckpt.pt's model_args)")
+    n_heads = int(n_heads)
+    context = context if context is not None else a.get("max_seq_len")
+    if context is None:
+        raise ConversionError("llama2c: the context length is not in a state dict: give context "
+                              "(--context, or ckpt.pt's model_args max_seq_len)")
+    eps = norm_eps if norm_eps is not None else a.get("norm_eps")
+    eps = 1e-5 if eps is None else float(eps)
+    if D % n_heads or (D // n_heads) % 2:
+        raise ConversionError(f"llama2c: dim {D} / n_heads {n_heads} must be a whole, even head size")
+    dk = D // n_heads
+    kv = _kv_heads(src, "layers.0.attention.wk.weight", D, dk, n_heads, a.get("n_kv_heads"), "llama2c",
+                   "model_args n_kv_heads")
+    DK = kv * dk
+    emb = src.get("tok_embeddings.weight", (V, D))
+    L = _count_layers(src, "layers.{}.attention_norm.weight")
+    for key, value in (("dim", D), ("vocab_size", V), ("n_layers", L)):
+        if a.get(key) is not None and int(a[key]) != value:
+            raise ConversionError(f"llama2c: model_args {key} is {a[key]}, but the state dict has {value}")
+    w1 = src.sd.get("layers.0.feed_forward.w1.weight")
+    if w1 is None or w1.dim() != 2:
+        raise ConversionError("llama2c: missing tensor 'layers.0.feed_forward.w1.weight'")
+    F = w1.shape[0]
+    P = {"tok_emb.weight": emb}
+    for l in range(L):
+        h, b = f"layers.{l}.", f"blocks.{l}."
+        P[b + "norm1.weight"] = src.get(h + "attention_norm.weight", (D,))
+        for w, rows in (("wq", D), ("wk", DK), ("wv", DK), ("wo", D)):
+            P[b + "attn." + w] = src.get(h + f"attention.{w}.weight", (rows, D), "nn.Linear [out, in]").t()
+        P[b + "norm2.weight"] = src.get(h + "ffn_norm.weight", (D,))
+        for w, n_out, n_in in (("w1", F, D), ("w2", D, F), ("w3", F, D)):
+            P[b + "ffn." + w] = src.get(h + f"feed_forward.{w}.weight", (n_out, n_in), "nn.Linear [out, in]").t()
+    P["norm_f.weight"] = src.get("norm.weight", (D,))
+    tied, head = _tied(src, "output.weight", emb, None)
+    if head is not None:
+        P["lm_head.weight"] = head
+    src.finish()
+    cfg = Config(vocab=V, context=int(context), d_model=D, n_heads=n_heads, n_layers=L, d_ff=F, norm="rmsnorm",
+                 position="rope", activation="silu", tied=tied, bias=False, norm_eps=eps, n_kv_heads=kv,
+                 ffn="gated")
     return _build(cfg, P)
 
 
@@ -375,19 +490,29 @@ def _params(model):
 
 
 def _require(cfg, layout, **wanted):
-    names = {"norm": "normalisation", "position": "positions", "activation": "activation"}
+    names = {"norm": "normalisation", "position": "positions", "activation": "activation", "ffn": "feed-forward"}
     for field, ok in wanted.items():
         v = getattr(cfg, field)
         if v not in ok:
             raise UnsupportedFeature(f"{names.get(field, field)} '{v}'", f"the {layout} layout has {' or '.join(ok)}")
 
 
+def _require_gpt2(cfg, layout):
+    """GPT-2's block: a plain MLP and one key/value head per query head."""
+    if cfg.ffn != "mlp":
+        raise UnsupportedFeature(f"feed-forward '{cfg.ffn}' (SwiGLU's w3)", f"the {layout} layout's MLP is c_fc then c_proj")
+    if cfg.n_kv_heads:
+        raise UnsupportedFeature(f"grouped-query attention ({cfg.n_kv_heads} key/value heads for {cfg.n_heads})",
+                                 f"the {layout} layout's c_attn holds q, k and v of {cfg.n_heads} heads each")
+
+
 def to_nanogpt(model):
     """``(state_dict, model_args)`` for nanoGPT's ``GPT`` (``GPTConfig(**model_args)``, then
     ``load_state_dict``). nanoGPT's model is LayerNorm, learned positions, ``nn.GELU()`` (erf),
-    d_ff = 4 d_model, tied head: other models are refused."""
+    d_ff = 4 d_model, tied head, a plain MLP, one key/value head per head: other models are refused."""
     cfg, P = model.config, _params(model)
     _require(cfg, "nanogpt", norm=("layernorm",), position=("learned",), activation=("gelu",))
+    _require_gpt2(cfg, "nanogpt")
     D, L = cfg.d_model, cfg.n_layers
     if cfg.d_ff != 4 * D:
         raise UnsupportedFeature(f"d_ff = {cfg.d_ff}", f"nanoGPT's MLP is 4 * n_embd = {4 * D} wide")
@@ -428,14 +553,16 @@ def to_nanogpt(model):
     return {k: v.contiguous() for k, v in sd.items()}, model_args
 
 
-_ACT_TO_HF = {"relu": "relu", "gelu": "gelu", "gelu_tanh": "gelu_new"}
+_ACT_TO_HF = {"relu": "relu", "gelu": "gelu", "gelu_tanh": "gelu_new", "silu": "silu"}
 
 
 def to_hf_gpt2(model):
     """``(state_dict, config)`` in Hugging Face's ``GPT2LMHeadModel`` layout (``Conv1D`` ``[in, out]``)
-    and its config.json. Needs LayerNorm and learned positions; a model without biases gets zero ones."""
+    and its config.json. Needs LayerNorm, learned positions, a plain MLP and as many key/value heads as
+    heads; a model without biases gets zero ones."""
     cfg, P = model.config, _params(model)
     _require(cfg, "hf-gpt2", norm=("layernorm",), position=("learned",))
+    _require_gpt2(cfg, "hf-gpt2")
     D, F, L = cfg.d_model, cfg.d_ff, cfg.n_layers
     sd = {"transformer.wte.weight": P["tok_emb.weight"], "transformer.wpe.weight": P["pos_emb.weight"]}
     for l in range(L):
@@ -458,37 +585,94 @@ def to_hf_gpt2(model):
     return {k: v.contiguous() for k, v in sd.items()}, config
 
 
+def _rope_rows(cfg, to_pairs):
+    """Row orders of q and k that turn the model's RoPE pairs into ``to_pairs`` (None: as they are)."""
+    if cfg.rope_pairs == to_pairs:
+        return None, None
+    pq, pk = rope_permutation(cfg.n_heads, cfg.d_k), rope_permutation(cfg.kv, cfg.d_k)
+    if to_pairs == "halves":  # adjacent -> halves: the inverse of rope_permutation
+        return _inverse(pq), _inverse(pk)
+    return pq, pk
+
+
 def to_hf_llama(model):
-    """``(state_dict, config)`` in the LLaMA-style layout :func:`from_hf_llama` reads (q/k/v/o_proj with
-    Hugging Face's rotate-half RoPE, RMSNorm, a plain up_proj/down_proj MLP). Note: transformers'
-    ``LlamaForCausalLM`` itself has a gated MLP and cannot load this; it is for your own modules."""
+    """``(state_dict, config)`` in Hugging Face's LLaMA layout, with config.json as a dict. Needs RMSNorm
+    and RoPE. A gated model (``ffn = gated``) gives transformers' own ``LlamaForCausalLM`` layout
+    (``mlp.gate_proj`` = w1, ``up_proj`` = w3, ``down_proj`` = w2; ``model_type`` llama), which
+    ``LlamaForCausalLM(LlamaConfig(**config)).load_state_dict(state_dict)`` and ``from_pretrained`` load.
+    Grouped-query attention gives ``num_key_value_heads``; ``rope_theta`` and ``tie_word_embeddings`` are
+    the model's. q and k rows are written for ``rotate_half`` (permuted from adjacent pairs; a ``halves``
+    model's as they are). A model with biases writes ``attention_bias`` / ``mlp_bias`` (transformers
+    versions without ``mlp_bias``, such as 4.35, cannot hold the MLP's). A plain-MLP model (``ffn = mlp``)
+    gives ``up_proj`` / ``down_proj`` with no ``gate_proj``, which :func:`from_hf_llama` reads back but
+    ``LlamaForCausalLM`` cannot load; its config has no ``model_type`` for that reason."""
     cfg, P = model.config, _params(model)
     _require(cfg, "hf-llama", norm=("rmsnorm",), position=("rope",))
-    D, L = cfg.d_model, cfg.n_layers
-    inv = torch.empty(D, dtype=torch.long)
-    inv[rope_permutation(cfg.n_heads, cfg.d_k)] = torch.arange(D)
+    D, L, DK = cfg.d_model, cfg.n_layers, cfg.kv * cfg.d_k
+    rows = dict(zip(("q_proj", "k_proj"), _rope_rows(cfg, "halves")))
+    gated = cfg.ffn == "gated"
     sd = {"model.embed_tokens.weight": P["tok_emb.weight"]}
     for l in range(L):
         h, b = f"model.layers.{l}.", f"blocks.{l}."
         sd[h + "input_layernorm.weight"] = P[b + "norm1.weight"]
-        for w, proj, rot in (("wq", "q_proj", True), ("wk", "k_proj", True), ("wv", "v_proj", False),
-                             ("wo", "o_proj", False)):
-            W = P[b + "attn." + w].t()
-            sd[h + f"self_attn.{proj}.weight"] = W[inv] if rot else W
+        for w, proj in (("wq", "q_proj"), ("wk", "k_proj"), ("wv", "v_proj"), ("wo", "o_proj")):
+            W, perm = P[b + "attn." + w].t(), rows.get(proj)
+            sd[h + f"self_attn.{proj}.weight"] = W if perm is None else W[perm]
             if cfg.bias:
                 bias = P[b + "attn.b" + w[1]]
-                sd[h + f"self_attn.{proj}.bias"] = bias[inv] if rot else bias
+                sd[h + f"self_attn.{proj}.bias"] = bias if perm is None else bias[perm]
         sd[h + "post_attention_layernorm.weight"] = P[b + "norm2.weight"]
-        sd[h + "mlp.up_proj.weight"] = P[b + "ffn.w1"].t()
-        sd[h + "mlp.down_proj.weight"] = P[b + "ffn.w2"].t()
-        if cfg.bias:
-            sd[h + "mlp.up_proj.bias"], sd[h + "mlp.down_proj.bias"] = P[b + "ffn.b1"], P[b + "ffn.b2"]
+        mlp = (("gate_proj", "1"), ("up_proj", "3"), ("down_proj", "2")) if gated else \
+            (("up_proj", "1"), ("down_proj", "2"))
+        for proj, i in mlp:
+            sd[h + f"mlp.{proj}.weight"] = P[b + "ffn.w" + i].t()
+            if cfg.bias:
+                sd[h + f"mlp.{proj}.bias"] = P[b + "ffn.b" + i]
     sd["model.norm.weight"] = P["norm_f.weight"]
     sd["lm_head.weight"] = P["tok_emb.weight"] if cfg.tied else P["lm_head.weight"].t()
-    act = {"relu": "relu", "gelu": "gelu", "gelu_tanh": "gelu_pytorch_tanh"}[cfg.activation]
+    act = {"relu": "relu", "gelu": "gelu", "gelu_tanh": "gelu_pytorch_tanh", "silu": "silu"}[cfg.activation]
     config = {"hidden_size": D, "intermediate_size": cfg.d_ff, "num_attention_heads": cfg.n_heads,
-              "num_key_value_heads": cfg.n_heads, "num_hidden_layers": L, "vocab_size": cfg.vocab,
-              "max_position_embeddings": cfg.context, "rms_norm_eps": cfg.norm_eps, "rope_theta": 10000.0,
-              "hidden_act": act, "tie_word_embeddings": cfg.tied, "attention_bias": cfg.bias,
-              "mlp_bias": cfg.bias}
+              "num_key_value_heads": cfg.kv, "num_hidden_layers": L, "vocab_size": cfg.vocab,
+              "max_position_embeddings": cfg.context, "rms_norm_eps": cfg.norm_eps, "rope_theta": cfg.rope_theta,
+              "rope_scaling": None, "hidden_act": act, "tie_word_embeddings": cfg.tied, "attention_bias": cfg.bias,
+              "mlp_bias": cfg.bias, "torch_dtype": "float32"}
+    if gated:
+        config = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], **config}
     return {k: v.contiguous() for k, v in sd.items()}, config
+
+
+def to_llama2c(model):
+    """``(state_dict, model_args)`` for llama2.c's ``model.py``: ``Transformer(ModelArgs(**model_args))``
+    then ``load_state_dict`` (``strict=False`` on PyTorch < 2, where it has ``attention.mask`` buffers, as
+    its sample.py does); ``{"model": state_dict, "model_args": model_args}`` is its ckpt.pt. llama2.c's
+    model is RMSNorm, RoPE on adjacent pairs with base 10000, SwiGLU (``ffn = gated``, ``silu``), no biases
+    and a tied head (``output`` is ``tok_embeddings``); other models are refused. A ``halves`` model's q
+    and k rows are permuted to adjacent pairs. Grouped-query attention gives ``n_kv_heads``; ``hidden_dim``
+    is given, so ``multiple_of`` does not matter."""
+    cfg, P = model.config, _params(model)
+    _require(cfg, "llama2c", norm=("rmsnorm",), position=("rope",), activation=("silu",), ffn=("gated",))
+    if cfg.bias:
+        raise UnsupportedFeature("biases", "llama2.c's nn.Linear layers have bias=False")
+    if cfg.rope_theta != 10000.0:
+        raise UnsupportedFeature(f"rope_theta = {cfg.rope_theta!r}", "llama2.c's RoPE base is 10000")
+    if not cfg.tied:
+        raise UnsupportedFeature("an untied lm_head", "llama2.c's Transformer ties output to tok_embeddings "
+                                 "(the C++ command's `staticformer convert MODEL -o OUT.bin --llama2c 1` writes run.c's "
+                                 "model file, which can hold an untied head)")
+    pq, pk = _rope_rows(cfg, "adjacent")
+    sd = {"tok_embeddings.weight": P["tok_emb.weight"]}
+    for l in range(cfg.n_layers):
+        h, b = f"layers.{l}.", f"blocks.{l}."
+        sd[h + "attention_norm.weight"] = P[b + "norm1.weight"]
+        for w, perm in (("wq", pq), ("wk", pk), ("wv", None), ("wo", None)):
+            W = P[b + "attn." + w].t()
+            sd[h + f"attention.{w}.weight"] = W if perm is None else W[perm]
+        sd[h + "ffn_norm.weight"] = P[b + "norm2.weight"]
+        for w in ("w1", "w2", "w3"):
+            sd[h + f"feed_forward.{w}.weight"] = P[b + "ffn." + w].t()
+    sd["norm.weight"] = P["norm_f.weight"]
+    sd["output.weight"] = P["tok_emb.weight"]
+    model_args = dict(dim=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, n_kv_heads=cfg.kv,
+                      vocab_size=cfg.vocab, hidden_dim=cfg.d_ff, norm_eps=cfg.norm_eps, max_seq_len=cfg.context,
+                      dropout=0.0)
+    return {k: v.contiguous() for k, v in sd.items()}, model_args

@@ -1,6 +1,8 @@
 """docs/model.md's model in PyTorch: the configuration, the computation term by term, and an nn.Module.
 
     cfg = Config(vocab=65, context=16, d_model=32, n_heads=4, n_layers=2, d_ff=128)   # ref-gpt2
+    cfg = Config(90, 20, 48, 6, 2, 100, "rmsnorm", "rope", "silu", False, False,     # ref-llama2: SwiGLU,
+                 n_kv_heads=2, ffn="gated")                                           # grouped-query attention
     model = StaticformerLM(cfg)                 # state_dict() names are docs/model.md's checkpoint names
     logits = model(tokens)                      # (B, T, V); model(tokens, targets=t) -> (logits, loss)
     model.save("m.safetensors")                 # a staticformer checkpoint, config in __metadata__
@@ -8,7 +10,11 @@
 
 The functions below (`forward`, `loss_fn`, and the pieces they call) are written from docs/model.md term
 by term in plain PyTorch, without nn.LayerNorm or nn.MultiheadAttention, and work in any floating
-dtype: tools/make_golden.py computes the golden files in float64 with them. Matrices act on rows,
+dtype: tools/make_golden.py computes the golden files in float64 with them. Every architecture field of
+docs/model.md is there: the gated feed-forward (``ffn = gated``: ``(act(x W1 + b1) * (x W3 + b3)) W2 + b2``,
+SwiGLU with ``silu``), grouped-query attention (``n_kv_heads``: query head h reads key/value head
+``h // (n_heads / n_kv_heads)``), RoPE's base (``rope_theta``) and pairs (``rope_pairs`` adjacent | halves),
+with the angles computed in float64. Matrices act on rows,
 ``y = x W`` with ``W`` stored ``[in, out]``, as in docs/model.md (PyTorch's nn.Linear stores ``[out, in]``).
 """
 import math
@@ -41,7 +47,7 @@ class Config:
     d_ff: int
     norm: str = "layernorm"          # layernorm | rmsnorm
     position: str = "learned"        # learned | sinusoidal | rope
-    activation: str = "gelu_tanh"    # relu | gelu | gelu_tanh
+    activation: str = "gelu_tanh"    # relu | gelu | gelu_tanh | silu
     tied: bool = True                # lm_head = tok_emb^T
     bias: bool = True                # biases of attention and FFN
     norm_eps: float = 1e-5

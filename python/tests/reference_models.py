@@ -9,7 +9,13 @@ needed). Each keeps its project's parameter names, weight orientations and arith
 * HFLlama  — transformers' LlamaForCausalLM: LlamaRMSNorm, ``rotate_half`` RoPE with
   ``inv_freq = 1 / base^(arange(0, d, 2) / d)`` in float32, q/k/v/o_proj, repeat_kv for grouped-query
   attention, and the MLP either gated (LLaMA's SwiGLU: ``down(act(gate(x)) * up(x))``) or plain
-  (``down(act(up(x)))``, the LLaMA-style variant staticformer converts).
+  (``down(act(up(x)))``, a LLaMA-style variant staticformer converts too).
+* Llama2c  — karpathy/llama2.c model.py: Transformer with ``tok_embeddings``, ``layers.{l}.attention.{wq,wk,wv,wo}``
+  (grouped-query: wk, wv of n_kv_heads heads), ``attention_norm``, ``ffn_norm``, ``feed_forward.{w1,w2,w3}``
+  (SwiGLU ``w2(silu(w1 x) * w3 x)``), ``norm``, ``output`` tied to ``tok_embeddings``; RoPE on adjacent pairs
+  (its complex-number form, written with real numbers), base 10000; the ``attention.mask`` buffer of its
+  PyTorch < 2 path. Written for these tests from that file's description, in the dtype of the input (no
+  float32 casts, so that float64 comparisons are exact); ``tied=False`` unties the head (as Meta's weights).
 
 Each ``forward(idx)`` returns the logits of every position, (B, T, V).
 """
@@ -350,3 +356,101 @@ class HFLlama(nn.Module):
         for layer in self.model.layers:
             x = layer(x)
         return self.lm_head(self.model.norm(x))
+
+
+# ----------------------------------------------------------------------------- llama2.c
+class _CRMSNorm(nn.Module):
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def _rotate_adjacent(x, cos, sin):
+    """x (B, T, heads, d): each pair (2i, 2i+1) as a complex number times e^(i t w_i)."""
+    re, im = x.reshape(x.shape[:-1] + (-1, 2)).unbind(-1)
+    cos, sin = cos[None, :, None, :], sin[None, :, None, :]
+    return torch.stack((re * cos - im * sin, re * sin + im * cos), dim=-1).flatten(3)
+
+
+class _CAttention(nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        self.n_heads = a["n_heads"]
+        self.n_kv = a.get("n_kv_heads") or a["n_heads"]
+        self.hd = a["dim"] // a["n_heads"]
+        self.wq = nn.Linear(a["dim"], self.n_heads * self.hd, bias=False)
+        self.wk = nn.Linear(a["dim"], self.n_kv * self.hd, bias=False)
+        self.wv = nn.Linear(a["dim"], self.n_kv * self.hd, bias=False)
+        self.wo = nn.Linear(self.n_heads * self.hd, a["dim"], bias=False)
+        T = a["max_seq_len"]
+        self.register_buffer("mask", torch.triu(torch.full((1, 1, T, T), float("-inf")), diagonal=1))
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        q = _rotate_adjacent(self.wq(x).view(B, T, self.n_heads, self.hd), cos, sin)
+        k = _rotate_adjacent(self.wk(x).view(B, T, self.n_kv, self.hd), cos, sin)
+        v = self.wv(x).view(B, T, self.n_kv, self.hd)
+        rep = self.n_heads // self.n_kv  # each key/value head serves rep consecutive query heads
+        k = k.repeat_interleave(rep, dim=2)
+        v = v.repeat_interleave(rep, dim=2)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        s = q @ k.transpose(2, 3) / math.sqrt(self.hd) + self.mask[:, :, :T, :T].to(x.dtype)
+        o = torch.softmax(s, dim=-1) @ v
+        return self.wo(o.transpose(1, 2).reshape(B, T, -1))
+
+
+class _CFeedForward(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+        self.w3 = nn.Linear(dim, hidden, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class _CBlock(nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        self.attention = _CAttention(a)
+        self.feed_forward = _CFeedForward(a["dim"], a["hidden_dim"])
+        self.attention_norm = _CRMSNorm(a["dim"], a.get("norm_eps", 1e-5))
+        self.ffn_norm = _CRMSNorm(a["dim"], a.get("norm_eps", 1e-5))
+
+    def forward(self, x, cos, sin):
+        x = x + self.attention(self.attention_norm(x), cos, sin)
+        return x + self.feed_forward(self.ffn_norm(x))
+
+
+class Llama2c(nn.Module):
+    """model_args as llama2.c's ModelArgs (dim, n_layers, n_heads, n_kv_heads, vocab_size, hidden_dim,
+    norm_eps, max_seq_len); ``tied=False`` gives ``output`` its own weight."""
+
+    def __init__(self, tied=True, **a):
+        super().__init__()
+        self.args = a
+        self.tok_embeddings = nn.Embedding(a["vocab_size"], a["dim"])
+        self.layers = nn.ModuleList([_CBlock(a) for _ in range(a["n_layers"])])
+        self.norm = _CRMSNorm(a["dim"], a.get("norm_eps", 1e-5))
+        self.output = nn.Linear(a["dim"], a["vocab_size"], bias=False)
+        if tied:
+            self.tok_embeddings.weight = self.output.weight
+        for n, p in self.named_parameters():
+            if p.dim() == 2:
+                nn.init.normal_(p, std=0.05)
+
+    def forward(self, idx):
+        T = idx.shape[1]
+        x = self.tok_embeddings(idx)
+        hd = self.args["dim"] // self.args["n_heads"]
+        w = 1.0 / (10000.0 ** (torch.arange(0, hd, 2, dtype=x.dtype) / hd))
+        ang = torch.outer(torch.arange(T, dtype=x.dtype), w)
+        cos, sin = torch.cos(ang), torch.sin(ang)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.output(self.norm(x))

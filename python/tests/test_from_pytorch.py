@@ -1,4 +1,4 @@
-"""PyTorch -> staticformer: models trained a few steps in PyTorch, in the three layouts users have,
+"""PyTorch -> staticformer: models trained a few steps in PyTorch, in the layouts users have,
 converted with the command line (python3 -m staticformer convert), run by staticformer-run; the
 logits must equal PyTorch's within float32 rounding.
 
@@ -22,7 +22,7 @@ import unittest
 import torch
 
 from common import cli, corpus_ids, eval_tokens, max_abs, run_staticformer, sf, train_steps
-from reference_models import HFGPT2, HFLlama, NanoGPT
+from reference_models import HFGPT2, HFLlama, Llama2c, NanoGPT
 
 RUNNER = None
 RESULTS = []
@@ -46,7 +46,10 @@ def compare(test, name, module, converted_path, tokens, workdir):
     test.assertLessEqual(d, 1e-4)
     # the loss staticformer-run reports is the loss of those logits
     targets = torch.cat([tokens[:, 1:], torch.full((tokens.shape[0], 1), -1)], dim=1)
-    test.assertAlmostEqual(loss_sf, sf.loss_fn(pt64, targets).item(), delta=1e-5)
+    loss64 = sf.loss_fn(pt64, targets).item()
+    print(f"  {'':34s} loss: staticformer-run {loss_sf:.6f}, torch f64 {loss64:.6f} (|difference| {abs(loss_sf - loss64):.1e})",
+          file=sys.stderr)
+    test.assertAlmostEqual(loss_sf, loss64, delta=1e-5)
 
 
 class FromPyTorch(unittest.TestCase):
@@ -123,6 +126,43 @@ class FromPyTorch(unittest.TestCase):
         self.assertIn("'ref-llama'", out)
         compare(self, "hf-llama-style safetensors (ref-llama)", model, self.path("llama-sf.safetensors"),
                 eval_tokens(self.ids, 3, 24), self.dir)
+
+    def test_llama2c_ckpt_swiglu_gqa(self):
+        """llama2.c's Transformer (SwiGLU, 6 heads sharing 2 key/value heads, RoPE on adjacent pairs), with
+        ref-llama2's shapes and its head untied: llama2.c's ckpt.pt ({'model', 'model_args', ...})."""
+        args = dict(dim=48, n_layers=2, n_heads=6, n_kv_heads=2, vocab_size=90, hidden_dim=100, norm_eps=1e-5,
+                    max_seq_len=20)
+        model = Llama2c(tied=False, **args)
+        ids = self.ids % 90
+        losses = train_steps(model, ids, 20)
+        self.assertLess(losses[-1], losses[0])
+        ckpt = self.path("llama2c-ckpt.pt")
+        torch.save({"model": model.state_dict(), "model_args": dict(args, multiple_of=32, dropout=0.0),
+                    "iter_num": 30, "config": {"learning_rate": 3e-3}}, ckpt)
+        out = self.convert("--from", "llama2c", ckpt, self.path("llama2c.safetensors"))
+        self.assertIn("'ref-llama2'", out)
+        compare(self, "llama2.c ckpt.pt (ref-llama2)", model, self.path("llama2c.safetensors"),
+                eval_tokens(ids, 2, 20), self.dir)
+
+    def test_hf_llama_swiglu_gqa_dir(self):
+        """LlamaForCausalLM's layout (gate/up/down_proj, num_key_value_heads 2 of 6, rotate-half RoPE),
+        ref-llama2's shapes: a directory with config.json + model.safetensors."""
+        config = dict(model_type="llama", vocab_size=90, hidden_size=48, intermediate_size=100, num_hidden_layers=2,
+                      num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=20, rms_norm_eps=1e-5,
+                      rope_theta=10000.0, hidden_act="silu", tie_word_embeddings=False)
+        model = HFLlama(config, gated=True)
+        ids = self.ids % 90
+        losses = train_steps(model, ids, 20)
+        self.assertLess(losses[-1], losses[0])
+        d = self.path("hf-llama2")
+        os.makedirs(d)
+        sf.write_safetensors(os.path.join(d, "model.safetensors"), [(k, v.numpy()) for k, v in model.state_dict().items()])
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(config, f)
+        out = self.convert("--from", "hf-llama", d, self.path("hf-llama2.safetensors"))
+        self.assertIn("'ref-llama2'", out)
+        compare(self, "hf-llama directory (ref-llama2)", model, self.path("hf-llama2.safetensors"),
+                eval_tokens(ids, 2, 20), self.dir)
 
     def test_staticformer_module_export(self):
         """A StaticformerLM trained in PyTorch, saved with .save(): staticformer-run's logits."""

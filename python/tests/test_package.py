@@ -4,10 +4,14 @@ RoPE permutation, the refusals and the command line.
 
     /usr/bin/python3 python/tests/test_package.py [-v]
 """
+import contextlib
+import copy
 import dataclasses
+import io
 import json
 import os
 import struct
+import sys
 import tempfile
 import unittest
 
@@ -15,7 +19,7 @@ import numpy as np
 import torch
 
 from common import GOLDEN, cli, max_abs, sf
-from reference_models import HFGPT2, HFLlama, NanoGPT
+from reference_models import HFGPT2, HFLlama, Llama2c, NanoGPT
 
 torch.set_num_threads(1)
 CASES = [(c, p) for c in ("ref-gpt2", "ref-llama", "ref-vaswani", "nano") for p in ("none", "left", "right")]
@@ -35,6 +39,12 @@ def randomize(module, seed=0, std=0.3):
     return module
 
 
+# LlamaForCausalLM's own shape: SwiGLU, 6 heads sharing 2 key/value heads, RoPE base 500000 (LLaMA 3's)
+LLAMA2 = dict(vocab_size=40, hidden_size=24, intermediate_size=40, num_hidden_layers=2, num_attention_heads=6,
+              num_key_value_heads=2, max_position_embeddings=12, rms_norm_eps=1e-6, rope_theta=500000.0,
+              hidden_act="silu", tie_word_embeddings=False)
+# llama2.c's ModelArgs: 6 heads, 3 key/value heads
+LLAMA2C = dict(dim=24, n_layers=2, n_heads=6, n_kv_heads=3, vocab_size=40, hidden_dim=36, norm_eps=1e-5, max_seq_len=12)
 LLAMA = dict(vocab_size=40, hidden_size=24, intermediate_size=40, num_hidden_layers=2, num_attention_heads=3,
              num_key_value_heads=3, max_position_embeddings=12, rms_norm_eps=1e-6, rope_theta=10000.0,
              hidden_act="gelu_pytorch_tanh", tie_word_embeddings=False)
@@ -273,25 +283,15 @@ class Converters(unittest.TestCase):
             self.assertIn(feature, str(e.exception))
             return str(e.exception)
 
-        gated = HFLlama(dict(LLAMA, hidden_act="silu"), gated=True).state_dict()
-        msg = refused("SwiGLU", sf.from_hf_llama, gated, dict(LLAMA, hidden_act="silu"))
-        self.assertIn("mlp.gate_proj", msg)
-        gqa_cfg = dict(LLAMA, num_attention_heads=6, num_key_value_heads=2)
-        gqa = HFLlama(gqa_cfg, gated=False).state_dict()
-        refused("grouped-query attention", sf.from_hf_llama, gqa, gqa_cfg)
-        refused("grouped-query attention", sf.from_hf_llama, gqa, None, n_heads=6, context=12, activation="relu")
-        # the first feature is named: a gated model with grouped-query attention is refused for SwiGLU
-        refused("SwiGLU", sf.from_hf_llama, HFLlama(dict(gqa_cfg, hidden_act="silu")).state_dict(), gqa_cfg)
         plain = HFLlama(LLAMA, gated=False).state_dict()
-        refused("rope_theta = 500000.0", sf.from_hf_llama, plain, dict(LLAMA, rope_theta=500000.0))
         refused("rope_scaling", sf.from_hf_llama, plain, dict(LLAMA, rope_scaling={"type": "linear", "factor": 2.0}))
-        refused("activation 'silu'", sf.from_hf_llama, plain, dict(LLAMA, hidden_act="silu"))
+        refused("activation 'quick_gelu'", sf.from_hf_llama, plain, dict(LLAMA, hidden_act="quick_gelu"))
         refused("head_dim = 16", sf.from_hf_llama, plain, dict(LLAMA, head_dim=16))
         refused("sliding-window attention", sf.from_hf_llama, plain, dict(LLAMA, sliding_window=4))
         g2 = dict(vocab_size=30, n_positions=10, n_embd=16, n_layer=1, n_head=4)
         gpt2 = HFGPT2(g2).state_dict()
         refused("scale_attn_by_inverse_layer_idx", sf.from_hf_gpt2, gpt2, dict(g2, scale_attn_by_inverse_layer_idx=True))
-        refused("activation 'swish'", sf.from_hf_gpt2, gpt2, dict(g2, activation_function="swish"))
+        refused("activation 'quick_gelu'", sf.from_hf_gpt2, gpt2, dict(g2, activation_function="quick_gelu"))
         refused("cross-attention", sf.from_hf_gpt2, dict(gpt2, **{"transformer.h.0.crossattention.c_attn.weight": torch.zeros(16, 48)}), g2)
         # staticformer -> layouts that cannot hold the model
         ref_gpt2 = sf.load(os.path.join(GOLDEN, "ref-gpt2.model.safetensors"))
@@ -316,18 +316,311 @@ class Converters(unittest.TestCase):
             sf.from_hf_llama(HFLlama(LLAMA, gated=False).state_dict(), None, n_heads=3, activation="relu")
 
 
-class CommandLine(unittest.TestCase):
-    def test_convert_refuses_swiglu(self):
+def _same_tensors(test, want, got, skip=()):
+    """Every tensor of ``want`` in ``got``, bit for bit (and nothing else in ``got``)."""
+    want = {k: v for k, v in want.items() if not any(k.endswith(s) for s in skip)}
+    test.assertEqual(sorted(want), sorted(got))
+    for k, v in want.items():
+        test.assertEqual(v.dtype, got[k].dtype, k)
+        test.assertTrue(torch.equal(v, got[k]), k)
+
+
+class LlamaFamily(unittest.TestCase):
+    """SwiGLU and grouped-query attention: Hugging Face's LlamaForCausalLM layout and llama2.c's model.py,
+    each against its source module in float64, round trips bit for bit."""
+
+    def check(self, source, model, T=12, tol=1e-12):
+        source, model = copy.deepcopy(source).double().eval(), copy.deepcopy(model).double()
+        tok = tokens_for(model.config.vocab, 3, T)
+        with torch.no_grad():
+            d = max_abs(source(tok), model(tok))
+        self.assertLess(d, tol)
+        return d
+
+    def test_hf_llama_swiglu_gqa_both_rope_pairs(self):
+        for kv in (2, 1, 3, 6):  # grouped-query, multi-query, and multi-head attention
+            cfg = dict(LLAMA2, num_key_value_heads=kv)
+            src = randomize(HFLlama(cfg), seed=kv)
+            sd = src.state_dict()
+            for pairs in ("adjacent", "halves"):
+                m = sf.from_hf_llama(sd, cfg, rope_pairs=pairs)
+                c = m.config
+                self.assertEqual((c.ffn, c.activation, c.kv, c.rope_theta, c.rope_pairs, c.norm_eps, c.d_ff, c.tied),
+                                 ("gated", "silu", kv, 500000.0, pairs, 1e-6, 40, False))
+                self.assertEqual(tuple(m.state_dict()["blocks.0.attn.wk"].shape), (24, kv * 4))
+                self.check(src, m)
+                sd2, hf = sf.to_hf_llama(m)  # and back: LlamaForCausalLM's names and tensors, bit for bit
+                _same_tensors(self, sd, sd2)
+                self.assertEqual((hf["num_key_value_heads"], hf["rope_theta"], hf["hidden_act"], hf["model_type"]),
+                                 (kv, 500000.0, "silu", "llama"))
+                self.check(_loaded(HFLlama(hf), sd2), m)
+
+    def test_gqa_rope_permutation_of_q_and_k(self):
+        """q_proj's rows are permuted within each of the 6 query heads and k_proj's within each of its 2
+        key/value heads (rope_permutation(kv, d_k)); leaving either as stored breaks the model."""
+        src = randomize(HFLlama(LLAMA2), seed=5)
+        m = sf.from_hf_llama(src.state_dict(), LLAMA2)
+        self.check(src, m)
+        self.assertEqual(sf.rope_permutation(2, 4).tolist(), [0, 2, 1, 3, 4, 6, 5, 7])
+        tok = tokens_for(40, 3, 12)
+        for w, proj in (("wq", "q_proj"), ("wk", "k_proj")):
+            wrong = sf.StaticformerLM(m.config)
+            sd = m.state_dict()
+            sd[f"blocks.0.attn.{w}"] = src.state_dict()[f"model.layers.0.self_attn.{proj}.weight"].t()
+            wrong.load_state_dict(sd)
+            with torch.no_grad():
+                self.assertGreater(max_abs(src.double()(tok), wrong.double()(tok)), 1e-3, w)
+
+    def test_hf_llama_biases_and_tied(self):
+        for ab, mb in ((True, True), (True, False), (False, True)):
+            cfg = dict(LLAMA2, attention_bias=ab, mlp_bias=mb, tie_word_embeddings=True)
+            src = randomize(HFLlama(cfg), seed=7)
+            sd = {k: v for k, v in src.state_dict().items() if k != "lm_head.weight"}
+            m = sf.from_hf_llama(sd, cfg)
+            self.assertTrue(m.config.bias and m.config.tied)
+            self.check(src, m)
+            if not mb:
+                self.assertTrue(torch.equal(m.state_dict()["blocks.1.ffn.b3"], torch.zeros(40)))
+            if ab and mb:
+                sd2, hf = sf.to_hf_llama(m)
+                _same_tensors(self, src.state_dict(), sd2)
+                self.assertTrue(hf["attention_bias"] and hf["mlp_bias"] and hf["tie_word_embeddings"])
+
+    def test_llama2c_gqa(self):
+        for kv, tied in ((3, True), (1, True), (2, False), (6, True)):
+            args = dict(LLAMA2C, n_kv_heads=kv)
+            src = randomize(Llama2c(tied=tied, **args), seed=kv)
+            sd = src.state_dict()
+            self.assertIn("layers.0.attention.mask", sd)  # PyTorch < 2's buffer: ignored
+            m = sf.from_llama2c({"_orig_mod." + k: v for k, v in sd.items()}, model_args=args)
+            c = m.config
+            self.assertEqual((c.ffn, c.activation, c.kv, c.rope_theta, c.rope_pairs, c.tied, c.bias, c.d_ff),
+                             ("gated", "silu", kv, 10000.0, "adjacent", tied, False, 36))
+            self.check(src, m)
+            if not tied:
+                with self.assertRaisesRegex(sf.UnsupportedFeature, "untied lm_head"):
+                    sf.to_llama2c(m)
+                continue
+            sd2, args2 = sf.to_llama2c(m)
+            _same_tensors(self, sd, sd2, skip=("attention.mask",))
+            back = Llama2c(**args2)
+            missing, unexpected = back.load_state_dict(sd2, strict=False)
+            self.assertEqual(unexpected, [])
+            self.assertTrue(all(k.endswith("attention.mask") for k in missing), missing)
+            self.check(back, m)
+
+    def test_llama2c_and_hf_llama_are_the_same_model(self):
+        """llama2.c -> staticformer -> Hugging Face: LlamaForCausalLM's layout gives llama2.c's logits, and
+        back through rope_pairs halves (no permutation) -> llama2.c gives the same bits."""
+        src = randomize(Llama2c(**LLAMA2C), seed=11)
+        m = sf.from_llama2c(src.state_dict(), LLAMA2C)
+        sd_hf, hf = sf.to_hf_llama(m)
+        self.assertEqual(hf["num_key_value_heads"], 3)
+        hf_module = _loaded(HFLlama(hf), sd_hf).double()
+        tok = tokens_for(40, 3, 12)
+        with torch.no_grad():
+            self.assertLess(max_abs(copy.deepcopy(src).double()(tok), hf_module(tok)), 1e-12)
+        halves = sf.from_hf_llama(sd_hf, hf, rope_pairs="halves")
+        self.check(src, halves)
+        sd_c, _ = sf.to_llama2c(halves)
+        _same_tensors(self, src.state_dict(), sd_c, skip=("attention.mask",))
+
+    def test_refusals(self):
+        def refused(feature, fn, *a, **kw):
+            with self.assertRaises(sf.UnsupportedFeature) as e:
+                fn(*a, **kw)
+            self.assertIn(feature, str(e.exception))
+
+        m = sf.from_hf_llama(randomize(HFLlama(LLAMA2)).state_dict(), LLAMA2)
+        refused("rope_theta = 500000.0", sf.to_llama2c, m)
+        refused("feed-forward 'mlp'", sf.to_llama2c,
+                sf.StaticformerLM(dataclasses.replace(sf.REFERENCE_CONFIGS["ref-llama"][0], activation="silu")))
+        refused("biases", sf.to_llama2c, sf.StaticformerLM(sf.Config(40, 12, 24, 6, 1, 36, "rmsnorm", "rope", "silu",
+                                                                      True, True, ffn="gated")))
+        gpt2_gated = sf.StaticformerLM(sf.Config(20, 8, 16, 2, 1, 64, activation="gelu", ffn="gated"))
+        refused("feed-forward 'gated'", sf.to_nanogpt, gpt2_gated)
+        refused("feed-forward 'gated'", sf.to_hf_gpt2, gpt2_gated)
+        gpt2_gqa = sf.StaticformerLM(sf.Config(20, 8, 16, 4, 1, 64, activation="gelu", n_kv_heads=2))
+        refused("grouped-query attention", sf.to_nanogpt, gpt2_gqa)
+        refused("grouped-query attention", sf.to_hf_gpt2, gpt2_gqa)
+        sd = randomize(HFLlama(LLAMA2)).state_dict()
+        with self.assertRaisesRegex(sf.ConversionError, "num_key_value_heads is 3, but .*k_proj.weight' has 8 rows = 2 heads"):
+            sf.from_hf_llama(sd, dict(LLAMA2, num_key_value_heads=3))
+        with self.assertRaisesRegex(sf.ConversionError, "tie_word_embeddings = true, but 'lm_head.weight' is not"):
+            sf.from_hf_llama(sd, dict(LLAMA2, tie_word_embeddings=True))
+        no_kv = {k: v for k, v in LLAMA2.items() if k != "num_key_value_heads"}
+        for rows in (10, 16):  # not whole heads of 4; 4 heads, which do not divide 6
+            bad = dict(sd, **{"model.layers.0.self_attn.k_proj.weight": torch.zeros(rows, 24)})
+            with self.assertRaisesRegex(sf.ConversionError, f"{rows} rows: not a whole number of key/value heads"):
+                sf.from_hf_llama(bad, no_kv)
+        bad = {k: v for k, v in sd.items() if k != "model.layers.1.mlp.gate_proj.weight"}
+        with self.assertRaisesRegex(sf.ConversionError, "missing tensor 'model.layers.1.mlp.gate_proj.weight'"):
+            sf.from_hf_llama(bad, LLAMA2)
+        c = randomize(Llama2c(**LLAMA2C)).state_dict()
+        with self.assertRaisesRegex(sf.ConversionError, "model_args n_kv_heads is 2, but"):
+            sf.from_llama2c(c, dict(LLAMA2C, n_kv_heads=2))
+        with self.assertRaisesRegex(sf.ConversionError, "unexpected tensor 'layers.0.attention.wq.bias'"):
+            sf.from_llama2c(dict(c, **{"layers.0.attention.wq.bias": torch.zeros(24)}), LLAMA2C)
+
+
+def _loaded(module, state_dict):
+    module.load_state_dict(state_dict, strict=True)
+    return module.eval()
+
+
+def _transformers():
+    """transformers' LlamaConfig and LlamaForCausalLM when they import and work with this torch; else the
+    reason why not."""
+    try:
+        import transformers
+        from transformers import LlamaConfig, LlamaForCausalLM
+        LlamaForCausalLM(LlamaConfig(vocab_size=8, hidden_size=8, intermediate_size=8, num_hidden_layers=1,
+                                     num_attention_heads=2))
+        return (LlamaConfig, LlamaForCausalLM), transformers.__version__
+    except Exception as e:  # ImportError, or transformers without a usable PyTorch (its dummy objects raise)
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+TRANSFORMERS, TRANSFORMERS_WHY = _transformers()
+
+
+@unittest.skipUnless(TRANSFORMERS, f"transformers' LlamaForCausalLM is not available ({TRANSFORMERS_WHY})")
+class TransformersLlama(unittest.TestCase):
+    """transformers' own LlamaForCausalLM with random weights, both ways. Its float64 is not all float64
+    (transformers 4.35): LlamaRMSNorm and the attention's softmax compute in float32, so do its RoPE
+    frequencies, and the logits are cast to float32. So the logits agree to float32 rounding: measured
+    1.5e-6 to 2.5e-6 with logits up to 4.7 (2.0e-7 with those steps of transformers patched to float64,
+    the float32 cast of the logits), and the bound is 1e-5. Reading q_proj / k_proj with the wrong
+    RoPE pairs is off by more than 1e-2. Round trips keep every bit."""
+    TOL = 1e-5
+
+    def model(self, **over):
+        LlamaConfig, LlamaForCausalLM = TRANSFORMERS
+        config = LlamaConfig(**dict(LLAMA2, **over))
+        torch.manual_seed(0)
+        return randomize(LlamaForCausalLM(config), seed=3).double().eval(), config
+
+    def logits(self, module, tok):
+        # transformers 4.35 builds its causal mask with torch.full(..., finfo(model dtype).min) in the default
+        # dtype, which overflows for float64 on torch 1.13: float64 is the default for the call
+        dtype = torch.get_default_dtype()
+        torch.set_default_dtype(next(module.parameters()).dtype)
+        try:
+            with torch.no_grad():
+                return module(tok).logits
+        finally:
+            torch.set_default_dtype(dtype)
+
+    def test_from_and_to_llama_for_causal_lm(self):
+        _, LlamaForCausalLM = TRANSFORMERS
+        tok = tokens_for(40, 3, 12)
+        for over in ({}, {"num_key_value_heads": 1, "tie_word_embeddings": True}, {"num_key_value_heads": 6}):
+            hf, config = self.model(**over)
+            sd = hf.state_dict()
+            ref = self.logits(hf, tok)
+            for pairs in ("adjacent", "halves"):
+                m = sf.from_hf_llama(sd, config.to_dict(), rope_pairs=pairs).double()
+                with torch.no_grad():
+                    d = max_abs(ref, m(tok))
+                print(f"  LlamaForCausalLM {over or 'kv=2'} {pairs}: max|staticformer - transformers| = {d:.1e}",
+                      file=sys.stderr)
+                self.assertLess(d, self.TOL)
+                sd2, cfg2 = sf.to_hf_llama(m)
+                back = LlamaForCausalLM(type(config)(**cfg2)).double().eval()
+                back.load_state_dict(sd2, strict=True)
+                for k, v in sd.items():
+                    self.assertTrue(torch.equal(v.float(), back.state_dict()[k].float()), k)
+                self.assertTrue(torch.equal(self.logits(back, tok), ref))
+        # without the permutation of q_proj and k_proj: wrong
+        h = sf.from_hf_llama(sd, config.to_dict(), rope_pairs="halves")
+        w = sf.StaticformerLM(h.config.replace(rope_pairs="adjacent"))
+        w.load_state_dict(h.state_dict())
+        with torch.no_grad():
+            self.assertGreater(max_abs(ref, w.double()(tok)), 1e-2)
+
+    def test_save_pretrained_and_from_pretrained(self):
+        """The command line both ways: convert a save_pretrained directory; to-torch --to hf-llama gives a
+        directory from_pretrained loads."""
+        _, LlamaForCausalLM = TRANSFORMERS
+        hf, config = self.model()
+        hf = hf.float()
+        tok = tokens_for(40, 2, 12)
         with tempfile.TemporaryDirectory() as d:
-            cfg = dict(LLAMA, hidden_act="silu")
+            hf.save_pretrained(os.path.join(d, "hf"))
+            out = os.path.join(d, "m.safetensors")
+            rc, so, err = cli_here("convert", "--from", "hf-llama", os.path.join(d, "hf"), out)
+            self.assertEqual(rc, 0, err)
+            m = sf.load(out)
+            self.assertEqual((m.config.kv, m.config.ffn, m.config.rope_theta), (2, "gated", 500000.0))
+            rc, so, err = cli_here("to-torch", "--to", "hf-llama", out, os.path.join(d, "back"))
+            self.assertEqual(rc, 0, err)
+            back = LlamaForCausalLM.from_pretrained(os.path.join(d, "back")).eval()
+            for k, v in hf.state_dict().items():
+                self.assertTrue(torch.equal(v, back.state_dict()[k]), k)
+            self.assertTrue(torch.equal(self.logits(back, tok), self.logits(hf, tok)))
+
+
+def cli_here(*args):
+    """``python3 -m staticformer ARGS`` in this process (the same main(); no second start of torch, which
+    takes seconds on a busy machine) -> (returncode, stdout, stderr)."""
+    from staticformer.__main__ import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return rc, out.getvalue(), err.getvalue()
+
+
+class CommandLine(unittest.TestCase):
+    def test_convert_swiglu_gqa_directory_and_refusal(self):
+        """A LlamaForCausalLM-layout directory (config.json + pytorch_model.bin) converts; rope_scaling is
+        refused with no file written."""
+        with tempfile.TemporaryDirectory() as d:
+            cfg = dict(LLAMA2, model_type="llama")
+            src = randomize(HFLlama(cfg))
             os.makedirs(os.path.join(d, "llama"))
-            torch.save(HFLlama(cfg).state_dict(), os.path.join(d, "llama", "pytorch_model.bin"))
+            torch.save(src.state_dict(), os.path.join(d, "llama", "pytorch_model.bin"))
             with open(os.path.join(d, "llama", "config.json"), "w") as f:
                 json.dump(cfg, f)
-            rc, out, err = cli("convert", "--from", "hf-llama", os.path.join(d, "llama"), os.path.join(d, "o.safetensors"))
+            out = os.path.join(d, "o.safetensors")
+            rc, so, err = cli_here("convert", "--from", "hf-llama", os.path.join(d, "llama"), out)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("kv_heads=2 L=2 F=40 gated rmsnorm rope silu untied no-bias norm_eps=1e-06 rope_base=5e+05", so)
+            m = sf.load(out, dtype=torch.float64)
+            tok = tokens_for(40, 2, 12)
+            with torch.no_grad():  # float32 weights on both sides, computed in float64
+                self.assertLess(max_abs(src.double()(tok), m(tok)), 1e-12)
+            rc, so, err = cli_here("convert", "--from", "hf-llama", "--rope-pairs", "halves", os.path.join(d, "llama"), out)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("rope_pairs=halves", so)
+            with open(os.path.join(d, "llama", "config.json"), "w") as f:
+                json.dump(dict(cfg, rope_scaling={"type": "linear", "factor": 2.0}), f)
+            os.remove(out)
+            rc, so, err = cli_here("convert", "--from", "hf-llama", os.path.join(d, "llama"), out)
             self.assertEqual(rc, 1)
-            self.assertIn("unsupported feature: SwiGLU", err)
-            self.assertFalse(os.path.exists(os.path.join(d, "o.safetensors")))
+            self.assertIn("unsupported feature: rope_scaling", err)
+            self.assertFalse(os.path.exists(out))
+
+    def test_llama2c_ckpt_both_ways(self):
+        """llama2.c's ckpt.pt ({'model', 'model_args', ...} with floats) -> checkpoint -> ckpt.pt: the same tensors."""
+        with tempfile.TemporaryDirectory() as d:
+            src = randomize(Llama2c(**LLAMA2C))
+            ckpt = os.path.join(d, "ckpt.pt")
+            torch.save({"model": {"_orig_mod." + k: v for k, v in src.state_dict().items()},
+                        "model_args": dict(LLAMA2C, multiple_of=32, dropout=0.0), "iter_num": 3,
+                        "config": {"learning_rate": 5e-4}}, ckpt)
+            out = os.path.join(d, "m.safetensors")
+            rc, so, err = cli_here("convert", "--from", "llama2c", ckpt, out)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("V=40 T=12 D=24 H=6 kv_heads=3 L=2 F=36 gated rmsnorm rope silu tied no-bias", so)
+            rc, so, err = cli_here("to-torch", "--to", "llama2c", out, os.path.join(d, "back.pt"))
+            self.assertEqual(rc, 0, err)
+            back = torch.load(os.path.join(d, "back.pt"))
+            self.assertEqual(back["model_args"]["n_kv_heads"], 3)
+            _same_tensors(self, src.state_dict(), back["model"], skip=("attention.mask",))
+            rc, so, err = cli_here("to-torch", "--to", "llama2c", os.path.join(GOLDEN, "ref-llama.model.safetensors"),
+                              os.path.join(d, "x.pt"))
+            self.assertEqual(rc, 1)
+            self.assertIn("unsupported feature: activation 'relu'", err)
 
     def test_to_torch_and_back(self):
         with tempfile.TemporaryDirectory() as d:

@@ -307,16 +307,8 @@ std::string ne_text(const std::vector<std::uint64_t>& ne) {
 
 }  // namespace
 
-const gguf_tensor* gguf_model::find(std::string_view n) const {
-  for (const gguf_tensor& t : tensors)
-    if (t.name == n) return &t;
-  return nullptr;
-}
-const gguf_q8* gguf_model::find_q8(std::string_view n) const {
-  for (const gguf_q8& t : quantized)
-    if (t.name == n) return &t;
-  return nullptr;
-}
+const gguf_tensor* gguf_model::find(std::string_view n) const { return find_named(tensors, n); }
+const gguf_q8* gguf_model::find_q8(std::string_view n) const { return find_named(quantized, n); }
 
 
 result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin) {
@@ -695,25 +687,10 @@ result<tokenizer_bin> gguf_tokenizer(const gguf_model& m) {
 
 void gguf_set_tokenizer(gguf_model& m, const tokenizer_bin& t) {
   m.tokenizer_model = "llama";
-  m.tokens.clear(), m.scores.clear(), m.token_types.clear();
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const auto id = static_cast<std::int32_t>(i);
-    const std::string_view p = t.raw_piece(id);
-    std::string s;
-    std::int32_t type = 1;
-    if (id == sf::bpe_tokenizer::bos() && p == "\n<s>\n") {
-      s = "<s>", type = 3;
-    } else if (id == sf::bpe_tokenizer::eos() && p == "\n</s>\n") {
-      s = "</s>", type = 3;
-    } else {
-      for (char ch : p) s += ch == ' ' ? std::string_view("\xe2\x96\x81") : std::string_view(&ch, 1);
-      if (i == 0 && s == "<unk>") type = 2;
-      if (s.size() == 6 && s.starts_with("<0x") && s.ends_with(">")) type = 6;
-    }
-    m.tokens.push_back(std::move(s));
-    m.scores.push_back(t.score(id));
-    m.token_types.push_back(type);
-  }
+  tokenizer_bin::sentencepiece_vocab v = t.to_sentencepiece();
+  m.tokens = std::move(v.pieces);
+  m.scores = std::move(v.scores);
+  m.token_types = std::move(v.types);
   m.bos_id = sf::bpe_tokenizer::bos();
   m.eos_id = sf::bpe_tokenizer::eos();
 }

@@ -11,6 +11,7 @@
 #include <limits>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <set>
 
 #include "staticformer/io/config_codec.hpp"
@@ -77,6 +78,27 @@ std::string positive_number(const nlohmann::json& j, const char* key, double& ou
   return {};
 }
 
+// Hugging Face's name of a LLaMA-family tensor (staticformer's name: llama2c_tensor_shapes), and
+// whether theirs is the transpose ([out, in]).
+std::string hf_name(const std::string& ours, bool& transpose) {
+  transpose = false;
+  if (ours == "tok_emb.weight") return "model.embed_tokens.weight";
+  if (ours == "norm_f.weight") return "model.norm.weight";
+  if (ours == "lm_head.weight") return transpose = true, "lm_head.weight";
+  const std::size_t dot = ours.find('.', 7);  // "blocks.N."
+  const std::string layer = "model.layers." + ours.substr(7, dot - 7) + ".", rest = ours.substr(dot + 1);
+  if (rest == "norm1.weight") return layer + "input_layernorm.weight";
+  if (rest == "norm2.weight") return layer + "post_attention_layernorm.weight";
+  transpose = true;
+  if (rest == "attn.wq") return layer + "self_attn.q_proj.weight";
+  if (rest == "attn.wk") return layer + "self_attn.k_proj.weight";
+  if (rest == "attn.wv") return layer + "self_attn.v_proj.weight";
+  if (rest == "attn.wo") return layer + "self_attn.o_proj.weight";
+  if (rest == "ffn.w1") return layer + "mlp.gate_proj.weight";
+  if (rest == "ffn.w3") return layer + "mlp.up_proj.weight";
+  return layer + "mlp.down_proj.weight";  // ffn.w2
+}
+
 // ------------------------------------------------------------------ sentencepiece's protobuf
 
 // A reader of protobuf's wire format over bytes: every length checked against the end.
@@ -125,11 +147,7 @@ struct wire {
 
 }  // namespace
 
-const llama2c_tensor* hf_llama_model::find(std::string_view name) const {
-  for (const llama2c_tensor& t : tensors)
-    if (t.name == name) return &t;
-  return nullptr;
-}
+const llama2c_tensor* hf_llama_model::find(std::string_view name) const { return find_named(tensors, name); }
 
 bool is_hf_directory(const std::string& path) {
   struct stat st {};
@@ -204,30 +222,11 @@ result<hf_llama_model> read_hf_llama(const std::string& dir) {
   if (!f) return f.status();
   hf_llama_model m;
   m.arch = *a;
-  // Our name → theirs, and whether theirs is the transpose ([out, in]).
-  auto theirs = [](const std::string& ours, bool& transpose) -> std::string {
-    transpose = false;
-    if (ours == "tok_emb.weight") return "model.embed_tokens.weight";
-    if (ours == "norm_f.weight") return "model.norm.weight";
-    if (ours == "lm_head.weight") return transpose = true, "lm_head.weight";
-    const std::size_t dot = ours.find('.', 7);  // "blocks.N."
-    const std::string layer = "model.layers." + ours.substr(7, dot - 7) + ".", rest = ours.substr(dot + 1);
-    if (rest == "norm1.weight") return layer + "input_layernorm.weight";
-    if (rest == "norm2.weight") return layer + "post_attention_layernorm.weight";
-    transpose = true;
-    if (rest == "attn.wq") return layer + "self_attn.q_proj.weight";
-    if (rest == "attn.wk") return layer + "self_attn.k_proj.weight";
-    if (rest == "attn.wv") return layer + "self_attn.v_proj.weight";
-    if (rest == "attn.wo") return layer + "self_attn.o_proj.weight";
-    if (rest == "ffn.w1") return layer + "mlp.gate_proj.weight";
-    if (rest == "ffn.w3") return layer + "mlp.up_proj.weight";
-    return layer + "mlp.down_proj.weight";  // ffn.w2
-  };
   std::set<std::string> used;
   try {
     for (const auto& [name, shape] : llama2c_tensor_shapes(m.arch)) {
       bool transpose = false;
-      const std::string hf = theirs(name, transpose);
+      const std::string hf = hf_name(name, transpose);
       const tensor_info* t = f->find(hf);
       if (!t) return detail::fail({"'", weights, "': missing tensor '", hf, "' (", describe(m.arch), ")"});
       used.insert(hf);
@@ -340,6 +339,179 @@ result<tokenizer_bin> read_sentencepiece_model(const std::string& path) {
   std::vector<std::byte> bytes;
   if (std::string e = read_small_file(path, sentencepiece_max_bytes, bytes); !e.empty()) return detail::fail({e});
   return parse_sentencepiece_model(bytes, path);
+}
+
+// ------------------------------------------------------------------ writing
+
+namespace {
+
+// protobuf's wire format, written
+struct proto {
+  std::string out;
+  void varint(std::uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+    out += static_cast<char>(v);
+  }
+  void key(int field, int type) { varint(static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(type)); }
+  void integer(int field, std::int64_t v) { key(field, 0), varint(static_cast<std::uint64_t>(v)); }  // (int32: 10 bytes if < 0)
+  void bytes(int field, std::string_view b) { key(field, 2), varint(b.size()), out += b; }
+  void f32(int field, float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    key(field, 5);
+    for (int i = 0; i < 4; ++i) out += static_cast<char>(bits >> (8 * i) & 0xff);
+  }
+};
+
+}  // namespace
+
+std::vector<std::byte> sentencepiece_model_bytes(const tokenizer_bin& t) {
+  const tokenizer_bin::sentencepiece_vocab v = t.to_sentencepiece();
+  proto m;
+  for (std::size_t i = 0; i < v.pieces.size(); ++i) {  // ModelProto.pieces = 1: SentencePiece { piece 1, score 2, type 3 }
+    proto p;
+    p.bytes(1, v.pieces[i]);
+    p.f32(2, v.scores[i]);
+    p.integer(3, v.types[i]);
+    m.bytes(1, p.out);
+  }
+  proto trainer;  // TrainerSpec = 2: model_type 3 (BPE = 2), vocab_size 4, byte_fallback 35, unk/bos/eos/pad ids 40–43
+  trainer.integer(3, 2);
+  trainer.integer(4, static_cast<std::int64_t>(v.pieces.size()));
+  trainer.integer(35, 1);
+  trainer.integer(40, 0);
+  trainer.integer(41, tokenizer_bin::bos());
+  trainer.integer(42, tokenizer_bin::eos());
+  trainer.integer(43, -1);
+  m.bytes(2, trainer.out);
+  proto normalizer;  // NormalizerSpec = 3: name 1, add_dummy_prefix 3, remove_extra_whitespaces 4, escape_whitespaces 5
+  normalizer.bytes(1, "identity");
+  normalizer.integer(3, 1);
+  normalizer.integer(4, 0);
+  normalizer.integer(5, 1);
+  m.bytes(3, normalizer.out);
+  const auto* b = reinterpret_cast<const std::byte*>(m.out.data());
+  return {b, b + m.out.size()};
+}
+
+result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer) {
+  if (a.ffn != sf::ffn_kind::gated || a.norm != sf::norm_kind::rmsnorm || a.position != sf::position_kind::rope ||
+      a.activation != sf::activation_kind::silu || a.bias)
+    return detail::fail({"Hugging Face's Llama is gated silu, rmsnorm, rope, without bias; this is ", describe(a)});
+  if (tokenizer && tokenizer->size() != a.V)
+    return detail::fail({"the tokenizer has ", num(tokenizer->size()), " pieces; the vocabulary is ", num(a.V),
+                         ": they must be equal"});
+  if (sf::status s = convert_rope_pairs(a, tensors, sf::rope_pairs_kind::halves); !s) return s;
+  hf_llama_files out;
+  try {
+    const std::size_t kv = a.kv_heads ? a.kv_heads : a.H;
+    nlohmann::ordered_json c;  // LlamaConfig's fields, as transformers writes them (sorted keys)
+    c["architectures"] = {"LlamaForCausalLM"};
+    c["attention_bias"] = false;
+    c["bos_token_id"] = tokenizer_bin::bos();
+    c["eos_token_id"] = tokenizer_bin::eos();
+    c["hidden_act"] = "silu";
+    c["hidden_size"] = a.D;
+    c["initializer_range"] = 0.02;
+    c["intermediate_size"] = a.F;
+    c["max_position_embeddings"] = a.T;
+    c["model_type"] = "llama";
+    c["num_attention_heads"] = a.H;
+    c["num_hidden_layers"] = a.L;
+    c["num_key_value_heads"] = kv;
+    c["pretraining_tp"] = 1;
+    c["rms_norm_eps"] = a.norm_eps;
+    c["rope_scaling"] = nullptr;
+    c["rope_theta"] = a.rope_base;
+    c["tie_word_embeddings"] = a.tied;
+    c["torch_dtype"] = "float32";
+    c["use_cache"] = true;
+    c["vocab_size"] = a.V;
+    out.config_json = c.dump(2) + "\n";
+
+    writer w;
+    w.set_metadata("format", "pt");
+    const std::vector<std::pair<std::string, shape_t>> want = llama2c_tensor_shapes(a);
+    if (tensors.size() != want.size())
+      return detail::fail({"expected the ", num(want.size()), " tensors of ", describe(a), ", found ", num(tensors.size())});
+    for (const auto& [name, shape] : want) {
+      const llama2c_tensor* it = find_named(tensors, name);
+      if (!it) return detail::fail({"missing tensor '", name, "' (", describe(a), ")"});
+      std::size_t n = 1;
+      for (const std::size_t d : shape) n *= d;
+      if (it->shape != shape || it->values.size() != n)
+        return detail::fail({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(it->shape)});
+      bool transpose = false;
+      const std::string hf = hf_name(name, transpose);
+      if (!transpose) {
+        w.add(hf, it->values, shape);
+        continue;
+      }
+      const std::size_t rows = shape[0], cols = shape[1];  // ours [in, out] → theirs [out, in]
+      std::vector<float> t(it->values.size());
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t k = 0; k < cols; ++k) t[k * rows + r] = it->values[r * cols + k];
+      w.add(hf, t, shape_t{cols, rows});
+    }
+    result<std::vector<std::byte>> bytes = w.serialize();
+    if (!bytes) return bytes.status();
+    out.model_safetensors = std::move(*bytes);
+
+    if (tokenizer) {
+      out.tokenizer_model = sentencepiece_model_bytes(*tokenizer);
+      nlohmann::ordered_json special, added;  // what LlamaTokenizer's save_pretrained writes (transformers 4.35)
+      const char* names[3] = {"<unk>", "<s>", "</s>"};
+      for (int i = 0; i < 3; ++i) {
+        special = {{"content", names[i]}, {"lstrip", false}, {"normalized", false}, {"rstrip", false},
+                   {"single_word", false}, {"special", true}};
+        added[std::to_string(i)] = special;
+      }
+      nlohmann::ordered_json tc;
+      tc["add_bos_token"] = true;
+      tc["add_eos_token"] = false;
+      tc["added_tokens_decoder"] = added;
+      tc["bos_token"] = "<s>";
+      tc["clean_up_tokenization_spaces"] = false;
+      tc["eos_token"] = "</s>";
+      tc["legacy"] = true;
+      tc["model_max_length"] = a.T;
+      tc["pad_token"] = nullptr;
+      tc["sp_model_kwargs"] = nlohmann::ordered_json::object();
+      tc["spaces_between_special_tokens"] = false;
+      tc["tokenizer_class"] = "LlamaTokenizer";
+      tc["unk_token"] = "<unk>";
+      tc["use_default_system_prompt"] = false;
+      out.tokenizer_config_json = tc.dump(2) + "\n";
+      nlohmann::ordered_json sm;
+      for (const auto& [key, i] : {std::pair{"bos_token", 1}, std::pair{"eos_token", 2}, std::pair{"unk_token", 0}})
+        sm[key] = {{"content", names[i]}, {"lstrip", false}, {"normalized", false}, {"rstrip", false}, {"single_word", false}};
+      out.special_tokens_map_json = sm.dump(2) + "\n";
+    }
+  } catch (const std::bad_alloc&) {
+    return detail::fail({"out of memory"});
+  }
+  return out;
+}
+
+sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
+                          const tokenizer_bin* tokenizer) {
+  result<hf_llama_files> files = hf_llama_directory(a, std::move(tensors), tokenizer);
+  if (!files) return files.status();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return detail::fail({"cannot create the directory '", dir, "': ", ec.message()});
+  auto text = [](const std::string& s) {
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(s.data()), s.size());
+  };
+  const std::string d = dir + "/";
+  if (sf::status s = detail::write_file_atomically(d + "model.safetensors", files->model_safetensors); !s) return s;
+  if (tokenizer) {
+    if (sf::status s = detail::write_file_atomically(d + "tokenizer.model", files->tokenizer_model); !s) return s;
+    if (sf::status s = detail::write_file_atomically(d + "tokenizer_config.json", text(files->tokenizer_config_json)); !s) return s;
+    if (sf::status s = detail::write_file_atomically(d + "special_tokens_map.json", text(files->special_tokens_map_json)); !s)
+      return s;
+  }
+  return detail::write_file_atomically(d + "config.json", text(files->config_json));  // (last: the directory is then whole)
 }
 
 }  // namespace sf::io

@@ -243,16 +243,8 @@ sf::status fail(const std::string& origin, int version, const P&... parts) {
 
 }  // namespace
 
-const llama2c_tensor* llama2c_model::find(std::string_view name) const {
-  for (const llama2c_tensor& t : tensors)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-const llama2c_q8* llama2c_model::find_q8(std::string_view name) const {
-  for (const llama2c_q8& t : quantized)
-    if (t.name == name) return &t;
-  return nullptr;
-}
+const llama2c_tensor* llama2c_model::find(std::string_view name) const { return find_named(tensors, name); }
+const llama2c_q8* llama2c_model::find_q8(std::string_view name) const { return find_named(quantized, name); }
 
 sf::status llama2c_check_arch(const sf::arch& a) {
   auto bad = [](std::string_view what, std::string_view found) {

@@ -198,6 +198,29 @@ result<tokenizer_bin> tokenizer_bin::from_sentencepiece(std::vector<std::string>
   return from_pieces(pieces, scores);
 }
 
+tokenizer_bin::sentencepiece_vocab tokenizer_bin::to_sentencepiece() const {
+  sentencepiece_vocab v;
+  for (std::size_t i = 0; i < size(); ++i) {
+    const auto id = static_cast<std::int32_t>(i);
+    const std::string_view p = raw_piece(id);
+    std::string s;
+    std::int32_t type = 1;
+    if (id == bos() && p == "\n<s>\n") {
+      s = "<s>", type = 3;
+    } else if (id == eos() && p == "\n</s>\n") {
+      s = "</s>", type = 3;
+    } else {
+      for (const char ch : p) s += ch == ' ' ? std::string_view("\xe2\x96\x81") : std::string_view(&ch, 1);
+      if (i == 0 && s == "<unk>") type = 2;
+      if (s.size() == 6 && s.starts_with("<0x") && s.ends_with(">")) type = 6;
+    }
+    v.pieces.push_back(std::move(s));
+    v.scores.push_back(score(id));
+    v.types.push_back(type);
+  }
+  return v;
+}
+
 // run.c's merges with a heap: each step merges the pair of the highest score, the leftmost of equal
 // ones, exactly as its scan does; a pair's entry is stale once either token changed (version counts).
 sf::status tokenizer_bin::encode(std::string_view text, bool bos, bool eos, std::vector<std::int32_t>& ids) const {

@@ -42,13 +42,15 @@ struct job {
   bool runc_stats = false;             // also "achieved tok/s: X" on stderr, as llama2.c's run.c prints it
   std::string eval_path;               // --eval FILE: score its text instead of generating ("": generate)
   std::vector<std::int32_t> eval;      // its tokens (at least 2 when eval_path is given)
+  std::vector<std::size_t> bench_streams;  // `bench --decode`: time decoding with these stream counts ({}: generate)
+  std::size_t bench_repeat = 3;        // … the median of this many runs of each
 };
 
 // Loads the weights of configuration C from `f` (float, or int8 when sf::io::is_quantized),
 // quantizes or saves as asked, and streams the generated text to stdout (or, with j.eval, prints
-// the mean loss of those tokens through the decoder). Returns the exit
-// status; an error is one line on stderr.
-template <sf::config C, class Tok>
+// the mean loss of those tokens through the decoder; with j.bench_streams, times decoding with a
+// decoder of Streams streams). Returns the exit status; an error is one line on stderr.
+template <sf::config C, std::size_t Streams = 1, class Tok>
 int run(const sf::io::file& f, const job<Tok>& j, const char* config_name);
 
 }  // namespace sf_gen

@@ -11,11 +11,13 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "generate.hpp"
 #include "staticformer/bpe.hpp"
@@ -187,9 +189,66 @@ int evaluate(const sf::params<C, W>& weights, const job<Tok>& j, const char* con
   return std::fflush(stdout) == 0 ? 0 : fail(j, "stdout", "cannot write");
 }
 
+// `bench --decode`: for each count R of j.bench_streams, R streams prefilled with the prompt (stream
+// r's last token changed to make the streams differ), then j.tokens steps of all R together
+// (decoder::step(tokens, active): one read of the weights per step), each stream sampling its own
+// token (j.sampling, seed j.seed + r); the median of j.bench_repeat runs. Prints the time of a step
+// (each stream's latency per token), the aggregate tokens/s and the rate of the weight products
+// (2 × the weights each token multiplies: the blocks' matrices and the head; attention's own
+// products are not counted).
+template <sf::config C, std::size_t Streams, class W, class Tok>
+int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name) {
+  static constexpr sf::config CS{sf::arch_of(C), {.B = Streams, .precision = C.precision}};
+  static sf::decoder<CS, W, sf::decoder_options{.prefill_chunk = 64}> dec;
+  static std::array<sf::sampler<C.V>, Streams> samplers{};
+  advise_huge_pages(&dec, sizeof dec);
+  dec.use(weights);
+  touch_pages(&dec, sizeof dec);
+  const std::size_t n = std::min(j.prompt.size(), C.T - 1);  // (at least one step fits)
+  const std::size_t steps = std::min<std::size_t>(std::max<std::size_t>(j.tokens, 1), C.T - n);
+  constexpr std::size_t dk = C.D / C.H, kv = C.kv_heads ? C.kv_heads : C.H;
+  constexpr double multiplied = static_cast<double>(
+      C.L * (2 * C.D * C.D + 2 * C.D * kv * dk + (C.ffn == sf::ffn_kind::gated ? 3 : 2) * C.D * C.F) + C.D * C.V);
+  std::printf("decode bench: %s, %s weights, prompt %zu tokens, %zu steps, median of %zu runs\n", config_name,
+              dec.int8_weights ? "int8" : "float", n, steps, j.bench_repeat);
+  for (const std::size_t R : j.bench_streams) {
+    std::vector<double> step_s, prefill_s;
+    for (std::size_t k = 0; k < j.bench_repeat; ++k) {
+      std::array<std::int32_t, Streams> next{};
+      std::array<bool, Streams> active{};
+      std::vector<std::int32_t> prompt(j.prompt.end() - static_cast<std::ptrdiff_t>(n), j.prompt.end());
+      const auto t0 = clock_type::now();
+      for (std::size_t r = 0; r < R; ++r) {
+        prompt.back() = static_cast<std::int32_t>((static_cast<std::size_t>(j.prompt.back()) + r) % C.V);
+        dec.reset(r);
+        if (sf::status s = dec.prefill(r, prompt.data(), n); !s) return fail(j, j.path, s.message());
+        samplers[r].seed(j.seed + r);
+        if (sf::status s = samplers[r].configure(j.sampling); !s) return fail(j, "", s.message());
+        next[r] = samplers[r].sample(dec.logits(r));
+        active[r] = true;
+      }
+      const auto t1 = clock_type::now();
+      for (std::size_t t = 0; t < steps; ++t) {
+        if (sf::status s = dec.step(next.data(), active.data()); !s) return fail(j, j.path, s.message());
+        for (std::size_t r = 0; r < R; ++r) next[r] = samplers[r].sample(dec.logits(r));
+      }
+      prefill_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+      step_s.push_back(seconds_since(t1) / static_cast<double>(steps));
+    }
+    std::sort(step_s.begin(), step_s.end());
+    std::sort(prefill_s.begin(), prefill_s.end());
+    const double step = step_s[step_s.size() / 2], prefill = prefill_s[prefill_s.size() / 2];
+    const double rate = static_cast<double>(R) / step;
+    std::printf("  streams %2zu: %.3f ms per step (each stream's latency per token), %.0f tokens/s aggregate, "
+                "%.1f GFLOP/s in the weight products; prefill of the %zu prompts %.3f ms\n",
+                R, step * 1e3, rate, 2.0 * multiplied * rate * 1e-9, R, prefill * 1e3);
+  }
+  return std::fflush(stdout) == 0 ? 0 : fail(j, "stdout", "cannot write");
+}
+
 }  // namespace detail
 
-template <sf::config C, class Tok>
+template <sf::config C, std::size_t Streams, class Tok>
 int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
   static sf::params<C> p;              // float weights
   static sf::params<C, sf::int8> q;    // int8 weights (quantized, or loaded)
@@ -215,6 +274,10 @@ int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
   }
   if (!j.eval.empty())
     return int8 ? detail::evaluate<C>(q, j, config_name) : detail::evaluate<C>(p, j, config_name);
+  if constexpr (Streams > 1)
+    if (!j.bench_streams.empty())
+      return int8 ? detail::bench_decode<C, Streams>(q, j, config_name)
+                  : detail::bench_decode<C, Streams>(p, j, config_name);
   return int8 ? detail::decode<C>(q, j, config_name, load_seconds) : detail::decode<C>(p, j, config_name, load_seconds);
 }
 

@@ -52,6 +52,13 @@ namespace {
 using sf_engine::arch;
 using sf_engine::fail;
 
+// The streams of `bench --decode`'s decoder (SF_ENGINE_STREAMS: `staticformer` compiles an executable
+// with more than one for it; `run` has one).
+#ifndef SF_ENGINE_STREAMS
+#define SF_ENGINE_STREAMS 1
+#endif
+constexpr std::size_t streams = SF_ENGINE_STREAMS;
+
 // A flag's value, parsed strictly (the whole argument).
 bool as_float(const char* text, float& out) {
   double v = 0;
@@ -101,6 +108,8 @@ sf_gen::job<Tok> with_tokenizer(const sf_gen::job<>& options, Tok tok) {
   j.program = options.program;
   j.runc_stats = options.runc_stats;
   j.eval_path = options.eval_path;
+  j.bench_streams = options.bench_streams;
+  j.bench_repeat = options.bench_repeat;
   return j;
 }
 
@@ -124,7 +133,7 @@ int run_bpe(const sf::io::file& f, sf_gen::job<sf::io::tokenizer_bin>& j, const 
   if (tokens < 0 && positions < printed) j.prompt.resize(positions + 1);  // run.c prints the first -n of a longer prompt
   j.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string name = arch_name();
-  return sf_gen::run<arch>(f, j, name.c_str());
+  return sf_gen::run<arch, streams>(f, j, name.c_str());
 }
 
 // `run` for llama2.c's model file (versions 0, 1, 2: sf::io::read_llama2c) with its tokenizer.bin
@@ -238,12 +247,16 @@ int run_gguf(const sf_gen::job<>& options, const std::string& prompt, const std:
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
 
-int run(int argc, char** argv) {
+// `run`, or (bench) `bench --decode`: the same model files and options, and --streams LIST
+// (default 1,4,16: each at most this executable's streams), --repeat K, --decode (ignored).
+int run(int argc, char** argv, bool bench = false) {
   sf_gen::job<> j;
-  j.program = "staticformer run";
+  j.program = bench ? "staticformer bench" : "staticformer run";
+  if (bench) j.bench_streams = {1, 4, 16};
   j.runc_stats = true;
   // run.c's defaults and recipe
   j.sampling = {.temperature = 1.0f, .top_k = 0, .top_p = 0.9f, .recipe = sf::sampling_recipe::llama2c};
+  if (bench) j.sampling.temperature = 0.0f;  // (the bench times decoding: greedy unless -t says otherwise)
   long long seed = 0, steps = 256, tokens = -1;
   std::string prompt, tokenizer, recipe;  // recipe: --sampler's value
   for (int i = 2; i < argc; ++i) {
@@ -269,6 +282,27 @@ int run(int argc, char** argv) {
     }
     if (a == "--no-echo") {
       j.echo = false;
+      continue;
+    }
+    if (bench && a == "--decode") continue;
+    if (bench && (a == "--streams" || a == "--repeat")) {
+      if (!inline_value && i + 1 >= argc) return fail("bench", a + " needs a value", 2);
+      const std::string v = inline_value ? inline_value : argv[++i];
+      if (a == "--repeat") {
+        if (!sf::io::parse_integer(std::string_view(v), j.bench_repeat, std::size_t{1}, std::size_t{1000}))
+          return fail("bench", "--repeat: '" + v + "' is not an integer in [1, 1000]", 2);
+        continue;
+      }
+      j.bench_streams.clear();
+      for (std::size_t at = 0; at <= v.size();) {  // a comma-separated list
+        const std::size_t end = std::min(v.find(',', at), v.size());
+        std::size_t n = 0;
+        if (!sf::io::parse_integer(std::string_view(v).substr(at, end - at), n, std::size_t{1}, streams))
+          return fail("bench", "--streams: '" + v + "' is not a list of counts in [1, " + std::to_string(streams) +
+                                   "] (this executable's streams)", 2);
+        j.bench_streams.push_back(n);
+        at = end + 1;
+      }
       continue;
     }
     if (a == "-q" || a == "--quiet") {
@@ -398,7 +432,7 @@ int run(int argc, char** argv) {
                          : positions > j.prompt.size() ? positions - j.prompt.size() : 0;
   j.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string name = arch_name();
-  return sf_gen::run<arch>(*f, j, name.c_str());
+  return sf_gen::run<arch, streams>(*f, j, name.c_str());
 }
 
 int export_header(int argc, char** argv) {
@@ -461,7 +495,7 @@ int convert(int argc, char** argv) {
   return tok.visit([&](const auto& t) {  // loads, quantizes, saves (with the tokenizer); generates nothing
     auto j = with_tokenizer(options, t);
     j.tokens = 0;
-    return sf_gen::run<arch>(*f, j, arch_name().c_str());
+    return sf_gen::run<arch, streams>(*f, j, arch_name().c_str());
   });
 }
 
@@ -470,12 +504,13 @@ int convert(int argc, char** argv) {
 int main(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
   if (command == "run") return run(argc, argv);
+  if (command == "bench") return run(argc, argv, /*bench=*/true);
   if (command == "export") return export_header(argc, argv);
   if (command == "convert") return convert(argc, argv);
   if (command == "--architecture") {  // what this executable was compiled for
     std::printf("%s\n", sf::io::describe(arch).c_str());
     return 0;
   }
-  std::fprintf(stderr, "%s: run, export or convert (this executable serves `staticformer`; run that)\n", argv[0]);
+  std::fprintf(stderr, "%s: run, bench, export or convert (this executable serves `staticformer`; run that)\n", argv[0]);
   return 2;
 }

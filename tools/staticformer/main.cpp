@@ -116,11 +116,18 @@ constexpr usage_entry usage_entries[] = {
      "  convert MODEL.gguf [-z TOKENIZER.bin] -o OUT.safetensors\n"
      "        a GGUF file (llama; F32, F16, Q8_0) as a float checkpoint, carrying its tokenizer\n"
      "  convert MODEL -o OUT.gguf --gguf f32|q8_0 [-z TOKENIZER.bin]\n"
-     "        a GGUF file, a float checkpoint or llama2.c's model file as GGUF (llama)\n"},
+     "        a GGUF file, a float checkpoint, llama2.c's model file or a Hugging Face directory as GGUF (llama)\n"
+     "  convert MODEL -o DIR --hf [-z TOKENIZER.bin]\n"
+     "        a float checkpoint, llama2.c's model file, a GGUF file or a Hugging Face directory as a\n"
+     "        Hugging Face Llama directory (config.json, model.safetensors float32, tokenizer.model)\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
     {"bench",
      "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
-     "        the time of a training step\n"},
+     "        the time of a training step\n"
+     "  bench MODEL --decode [--streams 1,4,16] [--repeat K] [--int8] [-i prompt] [-n N | --tokens N]\n"
+     "        the time of decoding: for each count R, R streams step together (one read of the weights\n"
+     "        per step); a step's time (each stream's latency per token) and the aggregate tokens/s\n"
+     "        (MODEL: any file `run` takes, with its flags; compiled on first use for max(R) streams)\n"},
     {"header",
      "  header MODEL | --config FILE.json -o FILE [--kind run|train] [--batch B] [--precision P]\n"
      "        writes the architecture as the C++ header the executables are compiled with\n"
@@ -241,6 +248,7 @@ struct engine {
   std::string kind;  // "run" or "train"
   std::size_t batch = 1;
   sf::precision_kind precision = sf::precision_kind::f32;
+  std::size_t streams = 1;  // run: the decoder streams of `bench --decode` (1: `run`)
 };
 
 std::uint64_t fnv1a(std::string_view s) {
@@ -319,6 +327,7 @@ std::string arch_header(const sf::arch& arch, const engine& e, const std::string
   if (e.kind == "train")
     h += "#define SF_ENGINE_BATCH " + std::to_string(e.batch) + "\n#define SF_ENGINE_PRECISION sf::precision_kind::" +
          sf::to_string(e.precision) + "\n";
+  if (e.kind == "run" && e.streams > 1) h += "#define SF_ENGINE_STREAMS " + std::to_string(e.streams) + "\n";
   return h;
 }
 
@@ -360,17 +369,18 @@ struct located {
 located locate(const sf::arch& arch, const engine& e, const build_info& b) {
   if (const sf::configs::named* k = known_shape(arch); k && !b.precompiled.empty()) {
     const bool settings_match =
-        e.kind == "run" || (e.batch == k->value.B && e.precision == k->value.precision);
+        e.kind == "run" ? e.streams == 1 : e.batch == k->value.B && e.precision == k->value.precision;
     const fs::path p = fs::path(b.precompiled) / (std::string(k->name) + "-" + e.kind);
     if (settings_match && fs::exists(p)) return {p.string(), std::string("compiled in advance (") + k->name + ")", "", true};
   }
   std::string key = sf::io::describe(arch) + "|" + e.kind;
   if (e.kind == "train") key += "|B=" + std::to_string(e.batch) + "|" + sf::to_string(e.precision);
+  if (e.kind == "run" && e.streams > 1) key += "|streams=" + std::to_string(e.streams);
   key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train) + "|" + dependency_digest(b);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cache_root() / (slug(arch) + "-" + hex);
-  const fs::path p = dir / e.kind;
+  const fs::path p = dir / (e.kind == "run" && e.streams > 1 ? "bench-decode" : e.kind);
   const bool exists = fs::exists(p);
   return {p.string(), exists ? "cached" : "not built yet", dir.string(), exists};
 }
@@ -402,7 +412,9 @@ std::string build(const sf::arch& arch, const engine& e, const build_info& b, co
                "staticformer: no executable for this architecture yet (%s; %s%s): compiling one with %s, once "
                "(about 20 s)...\n",
                sf::io::describe(arch).c_str(), e.kind.c_str(),
-               e.kind == "train" ? (", B " + std::to_string(e.batch) + " " + sf::to_string(e.precision)).c_str() : "",
+               e.kind == "train"  ? (", B " + std::to_string(e.batch) + " " + sf::to_string(e.precision)).c_str()
+               : e.streams > 1    ? (" with " + std::to_string(e.streams) + " streams").c_str()
+                                  : "",
                b.cxx.c_str());
   const auto t0 = std::chrono::steady_clock::now();
   const std::string log = (fs::path(at.dir) / "build.log").string();
@@ -423,8 +435,9 @@ std::string build(const sf::arch& arch, const engine& e, const build_info& b, co
 // ---------------------------------------------------------------- the command line
 
 // Options of each command that take a value (to find the model among the arguments).
-bool takes_value(const std::string& command, const std::string& a) {
-  if (command == "run")
+bool takes_value(const std::string& command, const std::string& a, bool decode_bench = false) {
+  if (decode_bench && (a == "--streams" || a == "--repeat")) return true;
+  if (command == "run" || decode_bench)
     return (a.size() == 2 && a[0] == '-' && std::strchr("tpsnizmy", a[1])) || a == "--prompt" || a == "--temperature" ||
            a == "--top-p" || a == "--seed" || a == "--steps" || a == "--tokens" || a == "--top-k" || a == "--save-int8" ||
            a == "--sampler" || a == "--eval";
@@ -657,6 +670,86 @@ bool is_gguf(const std::string& path) {
 //   convert MODEL -o OUT.gguf --gguf f32|q8_0 [-z TOKENIZER.bin]
 //       MODEL a GGUF file (a Q8_0 one keeps its blocks as q8_0), a float checkpoint (its BPE
 //       tokenizer goes along) or llama2.c's model file (the tokenizer of -z goes along).
+// convert MODEL -o DIR --hf [-z TOKENIZER.bin]: a Hugging Face Llama directory (sf::io::write_hf_llama)
+// of a float checkpoint, llama2.c's model file, a GGUF file or another such directory, with the
+// model's tokenizer (or -z's) as tokenizer.model. Nothing is compiled.
+int convert_hf(int argc, char** argv) {
+  std::string in, out, tokenizer_in;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--hf") continue;
+    if (a == "-o" || a == "--output" || a == "-z" || a == "--tokenizer") {
+      if (i + 1 >= argc) return fail_in("convert", a + " needs a value", 2);
+      (a == "-o" || a == "--output" ? out : tokenizer_in) = argv[++i];
+    } else if (!a.empty() && a[0] == '-') {
+      return fail_in("convert", "unknown option '" + a + "' with --hf (staticformer convert --help lists them)", 2);
+    } else if (in.empty()) {
+      in = a;
+    } else {
+      return fail_in("convert", "one model only ('" + a + "')", 2);
+    }
+  }
+  if (in.empty() || out.empty()) return fail_in("convert", "usage: staticformer convert MODEL -o DIR --hf [-z TOKENIZER.bin]", 2);
+  sf::arch arch;
+  std::vector<sf::io::llama2c_tensor> tensors;
+  std::optional<sf::io::tokenizer_bin> tok;
+  std::string from;
+  std::error_code ec;
+  if (sf::io::is_hf_directory(in)) {
+    sf::io::result<sf::io::hf_llama_model> m = sf::io::read_hf_llama(in);
+    if (!m) return fail_in("convert", m.message());
+    arch = m->arch, tensors = std::move(m->tensors), tok = std::move(m->tokenizer);
+    from = "the Hugging Face directory " + in;
+  } else if (is_gguf(in)) {
+    sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(in);
+    if (!m) return fail_in("convert", m.message());
+    if (!m->tokens.empty() && tokenizer_in.empty()) {
+      sf::io::result<sf::io::tokenizer_bin> t = sf::io::gguf_tokenizer(*m);
+      if (!t) return fail_in("convert", in + ": " + t.message() + " (-z TOKENIZER.bin gives one)");
+      tok = std::move(*t);
+    }
+    arch = m->arch, tensors = std::move(m->tensors);
+    from = "GGUF" + std::string(m->quantized.empty() ? "" : ", its Q8_0 weights dequantized");
+  } else if (sf::io::result<sf::io::file> f = sf::io::file::open(in); f) {
+    if (sf::io::is_quantized(*f)) return fail_in("convert", in + ": an int8 checkpoint; convert its float original", 2);
+    sf::io::result<sf::arch> a = sf::io::read_config(*f);
+    if (!a) return fail_in("convert", in + ": " + a.message());
+    sf::io::result<std::vector<sf::io::llama2c_tensor>> t = sf::io::read_checkpoint_tensors(*f, *a);
+    if (!t) return fail_in("convert", t.message());
+    arch = *a, tensors = std::move(*t);
+    if (sf::io::has_tokenizer(f->metadata()) && tokenizer_in.empty()) {
+      sf::io::result<sf::io::any_tokenizer> any = sf::io::read_tokenizer(f->metadata(), arch.V);
+      if (!any) return fail_in("convert", in + ": " + any.message());
+      if (!any->bpe()) return fail_in("convert", in + ": a character tokenizer; Hugging Face's Llama takes a BPE one (-z TOKENIZER.bin)", 2);
+      tok = *any->bpe();
+    }
+    from = "a float checkpoint";
+  } else if (fs::is_regular_file(in, ec)) {
+    sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(in);
+    if (!m)
+      return fail_in("convert", in + ": neither a Hugging Face directory, a GGUF file, a staticformer checkpoint (" +
+                                    f.message() + ") nor a llama2.c model file (" + m.message() + ")");
+    arch = m->arch, tensors = std::move(m->tensors);
+    from = "llama2.c's version " + std::to_string(m->version) + " file";
+  } else {
+    return fail_in("convert", f.message());
+  }
+  if (!tokenizer_in.empty()) {
+    sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_in, arch.V);
+    if (!t) return fail_in("convert", "-z " + tokenizer_in + ": " + t.message());
+    tok = std::move(*t);
+  }
+  const bool permuted = arch.rope_pairs == sf::rope_pairs_kind::adjacent;
+  if (sf::status s = sf::io::write_hf_llama(out, arch, std::move(tensors), tok ? &*tok : nullptr); !s)
+    return fail_in("convert", out + ": " + s.message());
+  std::fprintf(stderr, "staticformer convert: saved %s (a Hugging Face Llama directory, float32, from %s; %s%s; %s)\n",
+               out.c_str(), from.c_str(), sf::io::describe(arch).c_str(),
+               permuted ? "; RoPE's adjacent pairs as Hugging Face's halves (rotate_half): q/k rows permuted" : "",
+               tok ? ("with the tokenizer as tokenizer.model, " + std::to_string(tok->size()) + " pieces").c_str()
+                   : "no tokenizer: give -z TOKENIZER.bin for tokenizer.model");
+  return 0;
+}
+
 int convert_gguf(int argc, char** argv) {
   std::string in, out, tokenizer_in, type;
   for (int i = 2; i < argc; ++i) {
@@ -684,7 +777,17 @@ int convert_gguf(int argc, char** argv) {
     return fail_in("convert", "--gguf: '" + type + "' is not f32 or q8_0", 2);
   sf::io::gguf_model m;
   std::string from;
-  if (is_gguf(in)) {
+  if (sf::io::is_hf_directory(in)) {  // (RoPE's halves pairs permuted to GGUF's adjacent ones)
+    if (!to_gguf) return fail_in("convert", "--gguf f32|q8_0: the output's type (" + in + " is a Hugging Face directory)", 2);
+    sf::io::result<sf::io::hf_llama_model> h = sf::io::read_hf_llama(in);
+    if (!h) return fail_in("convert", h.message());
+    m.arch = h->arch;
+    m.tensors = std::move(h->tensors);
+    if (sf::status s = sf::io::convert_rope_pairs(m.arch, m.tensors, sf::rope_pairs_kind::adjacent); !s)
+      return fail_in("convert", in + ": " + s.message());
+    if (h->tokenizer) sf::io::gguf_set_tokenizer(m, *h->tokenizer);
+    from = "the Hugging Face directory " + in + " (" + h->dtype + ")";
+  } else if (is_gguf(in)) {
     sf::io::result<sf::io::gguf_model> g = sf::io::read_gguf(in);
     if (!g) return fail_in("convert", g.message());
     m = std::move(*g);
@@ -767,6 +870,8 @@ int main(int argc, char** argv) {
     return fail("unknown command '" + command + "'; the commands are train, run, export, convert, info, bench, header", 2);
 
   if (command == "convert") {
+    for (int i = 2; i < argc; ++i)  // a Hugging Face directory out
+      if (std::string_view(argv[i]) == "--hf") return convert_hf(argc, argv);
     for (int i = 2; i < argc; ++i) {  // GGUF in or out
       if (std::string_view(argv[i]) == "--gguf") return convert_gguf(argc, argv);
       const bool output = i > 2 && (std::string_view(argv[i - 1]) == "-o" || std::string_view(argv[i - 1]) == "--output");
@@ -780,18 +885,40 @@ int main(int argc, char** argv) {
         return convert_llama2c(argc, argv, /*llama2c_out=*/false);
   }
 
+  // bench --decode: a model as `run` takes it, on an executable of run's kind with max(--streams) streams.
+  bool decode_bench = false;
+  if (command == "bench")
+    for (int i = 2; i < argc; ++i) decode_bench = decode_bench || std::string_view(argv[i]) == "--decode";
+  // `run` and `bench --decode`: the models `run` takes
+  const bool runs = command == "run" || decode_bench;
+
   // The architecture, and the run settings that choose the executable.
   std::string model, config, output;
-  engine e{command == "train" || command == "bench" ? "train" : "run"};
+  engine e{(command == "train" || command == "bench") && !decode_bench ? "train" : "run"};
+  if (decode_bench) e.streams = 16;  // (--streams' default 1,4,16)
   bool batch_given = false;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") return help(command);
-    if (takes_value(command, a)) {
+    if (takes_value(command, a, decode_bench)) {
       if (i + 1 >= argc) return fail_in(command, a + " needs a value", 2);
       const std::string v = argv[++i];
       if (a == "--config") config = v;
       if (command == "header" && (a == "-o" || a == "--output")) output = v;
+      if (decode_bench && a == "--streams") {  // the executable's streams: the largest count (the engine checks the list)
+        e.streams = 1;
+        for (std::size_t at = 0; at <= v.size();) {
+          const std::size_t end = std::min(v.find(',', at), v.size());
+          std::size_t n = 0;
+          if (sf::status s = sf::io::parse_integer(std::string_view(v).substr(at, end - at), n, std::size_t{1},
+                                                   std::size_t{256});
+              !s)
+            return fail_in(command, "--streams: '" + v + "' is not a list of counts in [1, 256]", 2);
+          e.streams = std::max(e.streams, n);
+          at = end + 1;
+        }
+        if (e.streams == 1) e.streams = 2;  // (one stream: still the bench's executable, not run's)
+      }
       if (command == "header" && a == "--kind") {
         if (v != "run" && v != "train") return fail_in("header", "--kind: '" + v + "' is not run or train", 2);
         e.kind = v;
@@ -828,19 +955,19 @@ int main(int argc, char** argv) {
     std::error_code ec;
     if (!f && command == "convert" && (fs::is_regular_file(model, ec) || sf::io::is_hf_directory(model)))
       return convert_llama2c(argc, argv, /*llama2c_out=*/false);  // llama2.c's or Hugging Face's, to a checkpoint
-    if (!f && command == "run" && sf::io::is_hf_directory(model)) {
+    if (!f && runs && sf::io::is_hf_directory(model)) {
       // a Hugging Face Llama directory: its config.json (the weights are read by the executable)
       sf::io::result<sf::arch> c = sf::io::read_hf_llama_config(model);
       if (!c) return fail_in(command, c.message());
       arch = *c;
       has_tokenizer = true;  // (its tokenizer.model, or -z FILE: the executable reads it)
-    } else if (!f && command == "run" && is_gguf(model)) {
+    } else if (!f && runs && is_gguf(model)) {
       // a GGUF file: its tokenizer is its own (or -z FILE)
       sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(model);
       if (!m) return fail_in(command, m.message());
       arch = m->arch;
       has_tokenizer = true;
-    } else if (!f && command == "run" && fs::is_regular_file(model, ec)) {
+    } else if (!f && runs && fs::is_regular_file(model, ec)) {
       // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
       sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);
       if (!m)
@@ -863,7 +990,7 @@ int main(int argc, char** argv) {
     from = model;
   } else if (command == "train") {
     return fail_in("train", "--config FILE.json is needed (the architecture to train)", 2);
-  } else if (command == "bench") {
+  } else if (command == "bench" && !decode_bench) {
     arch = sf::configs::nano;  // the demo's shape, at its batch size
     from = "nano";
   } else {
@@ -876,7 +1003,7 @@ int main(int argc, char** argv) {
         if (sf::io::result<sf::io::tokenizer_bin> t = sf_engine::open_training_tokenizer(argv[i + 1], arch.V, config); !t)
           return fail_in("train", t.message());
   // A checkpoint that cannot be run or exported (no tokenizer) is refused before anything is compiled.
-  if ((command == "run" || command == "export" || command == "convert") && !has_tokenizer)
+  if ((runs || command == "export" || command == "convert") && !has_tokenizer)
     return fail_in(command, sf_gen::no_tokenizer_message(model));
   if (!batch_given) {  // a known shape trains at its own batch size; others at 4
     const sf::configs::named* k = known_shape(arch);

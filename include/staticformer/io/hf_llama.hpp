@@ -62,6 +62,27 @@ result<hf_llama_model> read_hf_llama(const std::string& dir);
 // Whether `path` is a directory holding config.json (a Hugging Face model directory).
 bool is_hf_directory(const std::string& path);
 
+// ------------------------------------------------------------------ writing
+// The files of a Hugging Face Llama directory, as transformers' save_pretrained and LlamaTokenizer
+// write them (float32): config.json (LlamaConfig's fields), model.safetensors (Hugging Face's names,
+// linear layers [out, in], metadata {"format": "pt"}; a tied model has no lm_head.weight) and, with a
+// tokenizer, tokenizer.model (sentencepiece's protobuf: BPE with byte fallback, ids 0/1/2 = <unk>,
+// <s>, </s>, the Llama normalizer: a dummy prefix, no whitespace folding), tokenizer_config.json and
+// special_tokens_map.json. `tensors` are a LLaMA-family model's (gated silu, rmsnorm, rope, no bias):
+// exactly llama2c_tensor_shapes(a), staticformer's names and [in, out] layout; adjacent RoPE pairs
+// (llama2.c's, GGUF's) are permuted to Hugging Face's halves (convert_rope_pairs: the same model).
+// A tokenizer must have a's vocabulary size.
+struct hf_llama_files {
+  std::string config_json, tokenizer_config_json, special_tokens_map_json;  // (the last two: with a tokenizer)
+  std::vector<std::byte> model_safetensors, tokenizer_model;
+};
+result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer);
+// Writes those files into `dir` (created if absent; each file written whole, then renamed into place).
+sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
+                          const tokenizer_bin* tokenizer);
+// sentencepiece's model file of a tokenizer (as above): read_sentencepiece_model gives it back.
+std::vector<std::byte> sentencepiece_model_bytes(const tokenizer_bin& t);
+
 // sentencepiece's model file (its protobuf: the pieces, their scores and types, the trainer's BOS
 // and EOS ids) as llama2.c's tokenizer, as tools/tokenizer_bin.py (and llama2.c's tokenizer.py)
 // convert it: U+2581 becomes ' ', BOS and EOS become "\n<s>\n" and "\n</s>\n", byte pieces stay

@@ -56,6 +56,15 @@ struct llama2c_tensor {
   std::vector<float> values;
 };
 
+// The element of `items` (tensors of any of the LLaMA-family formats: anything with a `name`) named
+// `name`, or nullptr: the models' find and find_q8.
+template <class T>
+const T* find_named(const std::vector<T>& items, std::string_view name) {
+  for (const T& t : items)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
 // One matrix of a version-2 file as stored: llama2.c's [rows = out, cols = in] layout (tok_emb:
 // [V, D]), q row-major, one scale per group of group_size consecutive values of q (row-major:
 // since cols is a multiple of the group size, a group lies within one row, along `in`).

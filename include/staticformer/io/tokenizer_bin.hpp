@@ -50,6 +50,16 @@ class tokenizer_bin {  // an sf::tokenizer (forwards to core())
   // "<0xXX>"; the longest piece's length is max_token_length.
   static result<tokenizer_bin> from_sentencepiece(std::vector<std::string> pieces, const std::vector<float>& scores);
 
+  // The other way (a tokenizer.model's or GGUF's vocabulary): ' ' becomes U+2581, "\n<s>\n" and
+  // "\n</s>\n" at ids 1 and 2 become "<s>" and "</s>" (type 3, control), "<0xXX>" has type 6 (byte),
+  // "<unk>" at id 0 type 2 (unknown), every other piece type 1 (normal): sentencepiece's types.
+  struct sentencepiece_vocab {
+    std::vector<std::string> pieces;
+    std::vector<float> scores;
+    std::vector<std::int32_t> types;
+  };
+  sentencepiece_vocab to_sentencepiece() const;
+
   // The file's bytes: max_token_length, then per piece its score, length and bytes (little-endian).
   std::vector<std::byte> serialize() const;
   sf::status save(const std::string& path) const;

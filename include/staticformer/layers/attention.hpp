@@ -236,12 +236,13 @@ struct attention {
     lin(y, w.o, p.wo, p.bo);
   }
 
-  // Single-token steps: row r is stream b0 + r at position pos[b0 + r] (< T), its key and value
-  // written to the cache; it attends positions 0 … pos[b0 + r].
-  // y: (R,D) written  x: (R,D) (views)  pos: the streams' positions  w: rows_scratch of ≥ R rows
+  // Single-token steps: row r is stream streams[r] at position pos[streams[r]] (< T), its key and
+  // value written to the cache; it attends positions 0 … pos[streams[r]]. Two rows may be the same
+  // stream (then with the same input: they write the same key and value and give the same output).
+  // y: (R,D) written  x: (R,D) (views)  streams: (R)  pos: the streams' positions  w: rows_scratch of ≥ R rows
   template <std::size_t R, std::size_t Streams, std::size_t WR, class Lin, class P, class Y, class X>
   static constexpr void forward_step(const Lin& lin, Y&& y, const X& x, const P& p, cache<Streams>& c,
-                                     std::size_t b0, const std::size_t* pos, rows_scratch<WR, false>& w) {
+                                     const std::size_t* streams, const std::size_t* pos, rows_scratch<WR, false>& w) {
     static_assert(R <= WR, "sf::layers::attention::forward_step: R rows need a scratch of R rows (internal)");
     using rd = view<T, shape<Batch<R>>, Model<D>, D>;
     using rk = view<T, shape<Batch<R>>, Model<DK>, DK>;
@@ -250,7 +251,7 @@ struct attention {
     lin.qkv(q, k, v, x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv);
     const T sc = scale();
     for (std::size_t r = 0; r < R; ++r) {
-      const std::size_t b = b0 + r, t = pos[b], keys = t + 1;
+      const std::size_t b = streams[r], t = pos[b], keys = t + 1;
       if constexpr (use_rope) {
         rope<C, T>::rotate_row(q.row(r), t);
         rope<C, T>::template rotate_row<false, KV>(k.row(r), t);

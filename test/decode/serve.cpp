@@ -1,0 +1,178 @@
+// Masked steps (decoder::step(tokens, active)) and continuous batching (sf::serve): a tied SwiGLU /
+// grouped-query model of 6 streams, so that a step's rows are padded to 1, 4 or 6 and the tied
+// head of several rows is the matrix product (decode.hpp's lm_head).
+// (test_decode.cpp's program: see there for what is checked; the checks are decode/checks.hpp).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checks.hpp"
+#include "staticformer/serve.hpp"
+
+using namespace sf_test;
+
+namespace {
+
+constexpr sf::config tied_llama2_b6() {
+  sf::config c = sf::configs::ref_llama2;
+  c.tied = true;
+  c.V = 400;  // more than one panel of the tied head's copy (384 columns with AVX-512, 64 with AVX2)
+  c.B = 6;
+  return c;
+}
+constexpr sf::config C6 = tied_llama2_b6();
+constexpr sf::config C1 = one_stream<C6>();
+
+std::int32_t argmax(const float* row, std::size_t V) {
+  std::size_t best = 0;
+  for (std::size_t v = 1; v < V; ++v)
+    if (row[v] > row[best]) best = v;
+  return static_cast<std::int32_t>(best);
+}
+
+}  // namespace
+
+// Streams at different positions step in random subsets (1 … 6 of them, so every padding: to 1, 4
+// and 6 rows, rows that are not consecutive streams): every logit is sf::infer's bit for bit, and
+// a stream left out keeps its position and logits.
+TEST(Decode, MaskedStepsSameBits) {
+  static sf::params<C6> p;
+  randomize(p, 61);
+  static sf::decoder<C6> dec;
+  dec.use(p);
+  constexpr std::size_t B = C6.B;
+  std::vector<std::int32_t> tok[B];
+  std::vector<float> ref[B];
+  diff d;
+  for (std::size_t b = 0; b < B; ++b) {
+    tok[b] = random_tokens(C6.T, C6.V, 70 + b);
+    ref[b] = full_logits<C6>(p, tok[b]);
+    const std::size_t n0 = 1 + b;  // different positions
+    ASSERT_TRUE(dec.prefill(b, tok[b].data(), n0));
+    compare<C6.V>(d, dec.logits(b), &ref[b][(n0 - 1) * C6.V]);
+  }
+  sf::xoshiro256 rng(5);
+  std::size_t steps = 0, rows_seen[B + 1] = {};
+  for (; steps < 200; ++steps) {
+    bool active[B];
+    std::int32_t next[B];
+    std::size_t n = 0;
+    std::vector<float> before[B];
+    std::size_t pos_before[B];
+    for (std::size_t b = 0; b < B; ++b) {
+      active[b] = rng.below(2) == 1 && dec.position(b) < C6.T;
+      next[b] = active[b] ? tok[b][dec.position(b)] : -5;  // (an inactive stream's token is not read)
+      n += active[b];
+      before[b].assign(dec.logits(b), dec.logits(b) + C6.V);
+      pos_before[b] = dec.position(b);
+    }
+    if (n == 0) continue;
+    ++rows_seen[n];
+    ASSERT_TRUE(dec.step(next, active));
+    for (std::size_t b = 0; b < B; ++b) {
+      if (active[b]) {
+        ASSERT_EQ(dec.position(b), pos_before[b] + 1);
+        compare<C6.V>(d, dec.logits(b), &ref[b][pos_before[b] * C6.V]);
+      } else {
+        ASSERT_EQ(dec.position(b), pos_before[b]);
+        compare<C6.V>(d, dec.logits(b), before[b].data());
+      }
+    }
+  }
+  for (std::size_t n : {1u, 2u, 3u, 4u, 5u}) EXPECT_GT(rows_seen[n], 0u) << n << " active streams never drawn";
+  EXPECT_LE(d.max_rel, 1e-5);
+  EXPECT_TRUE(d.same_bits);
+  // a full stream among the active ones: refused, nothing moves
+  bool all[B];
+  std::int32_t zeros[B] = {};
+  for (std::size_t b = 0; b < B; ++b) all[b] = true;
+  std::size_t full = B;
+  for (std::size_t b = 0; b < B; ++b)
+    if (dec.position(b) == C6.T) full = b;
+  if (full < B) {
+    const std::size_t pos0 = dec.position(0);
+    const sf::status s = dec.step(zeros, all);
+    EXPECT_FALSE(s);
+    EXPECT_NE(std::string(s.message()).find("context full"), std::string::npos) << s.message();
+    EXPECT_EQ(dec.position(0), pos0);
+  }
+  // no active stream: nothing happens
+  bool none[B] = {};
+  EXPECT_TRUE(dec.step(zeros, none));
+}
+
+// Nine requests of different prompt lengths and budgets through 6 streams (so slots are reused,
+// and the last steps run fewer streams), greedy: every request gets the tokens a decoder of one
+// stream gives it alone; one request ends at an end token, one at the context's end.
+TEST(Decode, ServeIsEachRequestAlone) {
+  static sf::params<C6> p;
+  randomize(p, 62);
+  static sf::params<C1> p1;  // the same weights for one stream (the architecture is the same)
+  randomize(p1, 62);
+  constexpr std::size_t N = 9;
+  std::vector<std::int32_t> prompts[N];
+  sf::request req[N];
+  for (std::size_t i = 0; i < N; ++i) {
+    prompts[i] = random_tokens(1 + (i * 5) % 13, C6.V, 90 + i);
+    req[i] = {prompts[i].data(), prompts[i].size(), 3 + (i * 7) % 11};
+  }
+  req[4].max_tokens = C6.T;  // runs to the end of its context
+  const std::int32_t stop = 7;  // request 2 ends at this token (an end token)
+
+  // alone: one stream each
+  std::vector<std::int32_t> alone[N];
+  static sf::decoder<C1> one;
+  one.use(p1);
+  for (std::size_t i = 0; i < N; ++i) {
+    one.reset(0);
+    ASSERT_TRUE(one.prefill(0, req[i].prompt, req[i].prompt_tokens));
+    for (;;) {
+      const std::int32_t t = argmax(one.logits(0), C6.V);
+      alone[i].push_back(t);
+      if (alone[i].size() == req[i].max_tokens || (i == 2 && t == stop) || one.position(0) == C6.T) break;
+      ASSERT_TRUE(one.step(0, t));
+    }
+  }
+  // a request's stop token must occur for the test to mean something: make request 2 stop at its
+  // third token
+  const std::int32_t stop2 = alone[2].size() >= 3 ? alone[2][2] : stop;
+  alone[2].clear();
+  one.reset(0);
+  ASSERT_TRUE(one.prefill(0, req[2].prompt, req[2].prompt_tokens));
+  for (;;) {
+    const std::int32_t t = argmax(one.logits(0), C6.V);
+    alone[2].push_back(t);
+    if (alone[2].size() == req[2].max_tokens || t == stop2 || one.position(0) == C6.T) break;
+    ASSERT_TRUE(one.step(0, t));
+  }
+
+  // together
+  static sf::decoder<C6> dec;
+  dec.use(p);
+  std::vector<std::int32_t> got[N];
+  std::vector<std::size_t> order;  // the request of every emitted token
+  const sf::status s = sf::serve(
+      dec, req, N, [&](std::size_t, const float* logits) { return argmax(logits, C6.V); },
+      [&](std::size_t i, std::int32_t t) {
+        got[i].push_back(t);
+        order.push_back(i);
+        return !(i == 2 && t == stop2);
+      });
+  ASSERT_TRUE(s) << s.message();
+  for (std::size_t i = 0; i < N; ++i) EXPECT_EQ(got[i], alone[i]) << "request " << i;
+  EXPECT_EQ(alone[4].size(), C6.T - req[4].prompt_tokens + 1) << "request 4 ends with its context";
+  EXPECT_LT(alone[2].size(), req[2].max_tokens) << "request 2 ends at its stop token";
+  // the requests overlap: some token of a later request comes before the last one of an earlier
+  bool interleaved = false;
+  for (std::size_t k = 1; k < order.size(); ++k) interleaved = interleaved || order[k] < order[k - 1];
+  EXPECT_TRUE(interleaved);
+  // a bad prompt is the decoder's error
+  const std::int32_t bad[1] = {static_cast<std::int32_t>(C6.V)};
+  const sf::request r{bad, 1, 5};
+  const sf::status e = sf::serve(
+      dec, &r, 1, [&](std::size_t, const float* l) { return argmax(l, C6.V); }, [](std::size_t, std::int32_t) { return true; });
+  EXPECT_FALSE(e);
+  EXPECT_NE(std::string(e.message()).find("outside the vocabulary"), std::string::npos) << e.message();
+}
