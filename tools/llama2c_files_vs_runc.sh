@@ -26,6 +26,8 @@
 #   5. prints the medians, the ratios, the memory roofline of each (weight bytes per token ÷ the best
 #      read bandwidth at that size in this run → tokens/s at most; staticformer's share of it), and
 #      whether staticformer's text is run.c's (float, -t 0; byte for byte).
+# The helpers (rates, bandwidth, roofline) are shared with benchmark/llamacpp.sh:
+# tools/bench_helpers.sh and tools/bench_roofline.py.
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR [ROUNDS] [CPU]}
 rounds=${2:-5}
@@ -47,6 +49,8 @@ gcc -Ofast -march=native -o "$tmp/runq" "$peers/llama2c/runq.c" -lm
 if [ ! -f "$files/s15m.prompt64.txt" ]; then
   "$python" "$root/tools/make_llama2c_bench.py" "$peers/llama2c" "$files" 2>&1 | grep -v '^WARNING: using slow attention' >&2
 fi
+# shellcheck source=bench_helpers.sh
+. "$root/tools/bench_helpers.sh"
 pin() { taskset -c "$cpu" "$@"; }
 prompt="Once upon a time"
 shapes="s260k s15m"
@@ -62,18 +66,16 @@ for s in $shapes; do  # first use: compile (and check that every file runs)
 done
 log="$tmp/log"
 : >"$log"
-rate() { sed -n 's/^achieved tok\/s: \([0-9.]*\).*/\1/p' "$1"; }
-prompt_rate() { sed -n 's/.*(prompt \([0-9]*\) tokens in \([0-9.e+-]*\) s;.*/\1 \2/p' "$1" | awk '{ printf "%.1f\n", $1 / $2 }'; }
 for r in $(seq "$rounds"); do
   for s in $shapes; do
     z=(-z "$files/$s.tok.bin" -t 0)
     p64=$(cat "$files/$s.prompt64.txt")
     pin "$tmp/run" "$files/$s.v0.bin" "${z[@]}" -n 256 -i "$prompt" >"$tmp/$s.run.txt" 2>"$tmp/e"
-    echo "$s float runc $(rate "$tmp/e")" >>"$log"
+    echo "$s float runc $(bench_rate "$tmp/e")" >>"$log"
     pin "$sf" run "$files/$s.v0.bin" "${z[@]}" -n 256 -i "$prompt" >"$tmp/$s.sf.txt" 2>"$tmp/e"
-    echo "$s float sf $(rate "$tmp/e")" >>"$log"
+    echo "$s float sf $(bench_rate "$tmp/e")" >>"$log"
     pin "$sf" run "$files/$s.v1.bin" "${z[@]}" -n 256 -i "$prompt" >"$tmp/$s.sf1.txt" 2>"$tmp/e"
-    echo "$s float sf_v1 $(rate "$tmp/e")" >>"$log"
+    echo "$s float sf_v1 $(bench_rate "$tmp/e")" >>"$log"
     if [ "$r" = 1 ]; then
       if cmp -s "$tmp/$s.run.txt" "$tmp/$s.sf.txt" && cmp -s "$tmp/$s.run.txt" "$tmp/$s.sf1.txt"; then
         echo "$s text same" >>"$log"
@@ -82,26 +84,27 @@ for r in $(seq "$rounds"); do
       fi
     fi
     pin "$tmp/runq" "$files/$s.v2.bin" "${z[@]}" -n 256 -i "$prompt" >/dev/null 2>"$tmp/e"
-    echo "$s int8 runq $(rate "$tmp/e")" >>"$log"
+    echo "$s int8 runq $(bench_rate "$tmp/e")" >>"$log"
     # shellcheck disable=SC2046
     pin "$sf" run $(int8_args "$s") "${z[@]}" -n 256 -i "$prompt" >/dev/null 2>"$tmp/e"
-    echo "$s int8 sf $(rate "$tmp/e")" >>"$log"
+    echo "$s int8 sf $(bench_rate "$tmp/e")" >>"$log"
     pin "$tmp/run" "$files/$s.v0.bin" "${z[@]}" -n 64 -i "$p64" >/dev/null 2>"$tmp/e"
-    echo "$s prompt runc $(rate "$tmp/e")" >>"$log"
+    echo "$s prompt runc $(bench_rate "$tmp/e")" >>"$log"
     pin "$sf" run "$files/$s.v0.bin" "${z[@]}" -n 64 -i "$p64" >/dev/null 2>"$tmp/e"
-    echo "$s prompt sf $(prompt_rate "$tmp/e") $(sed -n 's/.*(prompt \([0-9]*\) tokens.*/\1/p' "$tmp/e")" >>"$log"
+    echo "$s prompt sf $(bench_prompt_rate "$tmp/e") $(bench_prompt_tokens "$tmp/e")" >>"$log"
   done
-  pin "$bench" --benchmark_filter='^read_bandwidth(_thp)?/(1016|16700|59344)/' 2>/dev/null |
-    sed -n 's/^\(read_bandwidth[a-z_]*\)\/\([0-9]*\)\/.*GB\/s=\([0-9.]*\).*/bw \2 \1 \3/p' >>"$log"
+  bench_bandwidth "$cpu" "$bench" 1016 16700 59344 >>"$log"
 done
-"$python" - "$log" "$files" "$int8" "$rounds" <<'PY'
+"$python" - "$log" "$files" "$int8" "$rounds" "$root/tools" <<'PY'
 import statistics, sys
 log, files, int8, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-v, text, bw, ptoks = {}, {}, {}, {}
+sys.path.insert(0, sys.argv[5])
+from bench_roofline import SHAPES, bandwidths, roofline, weight_bytes
+v, text, ptoks = {}, {}, {}
 for line in open(log):
     w = line.split()
     if w[0] == "bw":
-        bw.setdefault((int(w[1]), w[2]), []).append(float(w[3]))
+        continue
     elif w[1] == "text":
         text[w[0]] = w[2]
     elif len(w) >= 4 and w[3]:
@@ -110,19 +113,12 @@ for line in open(log):
             ptoks[w[0]] = int(w[4])
 med = {k: statistics.median(x) for k, x in v.items()}
 rng = {k: (min(x), max(x)) for k, x in v.items()}
-bwm = {k: statistics.median(x) for k, x in bw.items()}
-# weight bytes read per token: every matrix once (a shared classifier read as the head), the norms
-shape = {"s260k": dict(D=64, F=172, L=5, H=8, KV=4, V=512), "s15m": dict(D=288, F=768, L=6, H=6, KV=6, V=32000)}
+bwm = bandwidths(open(log))
 size_kib = {("s260k", "float"): 1016, ("s15m", "float"): 59344, ("s15m", "int8"): 16700}
-def weights(s, int8):
-    c = shape[s]
-    D, F, L, V, KVD = c["D"], c["F"], c["L"], c["V"], c["D"] // c["H"] * c["KV"]
-    n = L * (2 * D * D + 2 * D * KVD + 3 * D * F) + V * D
-    return n * (1 + 4 / 32) if int8 else n * 4  # int8: a float scale per group of 32 (staticformer's)
 print(f"medians of {rounds} interleaved rounds (achieved tok/s; min-max); int8 for staticformer: "
       + ("the version 2 file" if int8 == "v2" else "the version 1 file quantized at load (--int8, groups of 32)"))
 print(f"{'shape':6} {'case':7} {'llama2.c':>22} {'staticformer':>22} {'ratio':>7}")
-for s in shape:
+for s in SHAPES:
     for case, peer in (("float", "runc"), ("int8", "runq"), ("prompt", "runc")):
         a, b = (s, case, peer), (s, case, "sf")
         if a not in med or b not in med:
@@ -136,14 +132,13 @@ for s in shape:
         print(f"{s:6} prompt: staticformer prefilled {ptoks[s]} tokens (BOS included); run.c stepped 64 prompt positions")
     print(f"{s:6} text at -t 0 (float, run.c vs staticformer on v0 and v1): {text.get(s, '?')}")
 for (s, kind), kib in size_kib.items():
-    best = max((bwm.get((kib, n), 0) for n in ("read_bandwidth", "read_bandwidth_thp")), default=0)
-    if not best:
+    wb = weight_bytes(s, 36 if kind == "int8" else None)  # int8: a float scale per group of 32 (staticformer's)
+    r = roofline(bwm, kib, wb)
+    if not r:
         continue
-    wb = weights(s, kind == "int8")
-    peak = best * 1e9 / wb
+    small, huge, peak = r
     line = (f"roofline {s} {kind}: {wb / 1e6:.2f} MB of weights per token; read bandwidth at {kib} KiB "
-            f"{bwm.get((kib, 'read_bandwidth'), 0):.1f} GB/s (4 KiB pages), {bwm.get((kib, 'read_bandwidth_thp'), 0):.1f} "
-            f"GB/s (huge pages) -> at most {peak:.0f} tok/s")
+            f"{small:.1f} GB/s (4 KiB pages), {huge:.1f} GB/s (huge pages) -> at most {peak:.0f} tok/s")
     for who in ("sf", "runc" if kind == "float" else "runq"):
         k = (s, kind, who)
         if k in med:

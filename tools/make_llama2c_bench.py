@@ -35,8 +35,6 @@ import shutil
 import struct
 import sys
 
-import torch
-
 SHAPES = {
     "s260k": dict(dim=64, hidden_dim=172, n_layers=5, n_heads=8, n_kv_heads=4, vocab_size=512, max_seq_len=512,
                   group=4),
@@ -151,6 +149,7 @@ def main():
     ap.add_argument("--seed", type=int, default=22)
     ap.add_argument("--shapes", default="s260k,s15m")
     args = ap.parse_args()
+    import torch  # (here: tools/bench_roofline.py imports SHAPES without torch)
     sys.path.insert(0, os.path.abspath(args.llama2c_dir))
     from model import ModelArgs, Transformer  # llama2.c's
     import export  # llama2.c's

@@ -99,3 +99,30 @@ function(differ a b what)
   endif()
   message(STATUS "ok: ${what}: they differ")
 endfunction()
+
+# llama.cpp's llama-simple prints the BOS as "<s>", the first piece's space (sentencepiece's U+2581)
+# and every byte piece (<0xXX>) as its byte; llama2.c's run.c — and `staticformer run` — print
+# neither the BOS nor the space of the piece after it, and skip a lone byte that is neither
+# printable nor white space (run.c's safe_printf). llama_simple_as_runc(out_var hex): llama-simple's
+# stdout as hex (file(READ ... HEX)) turned into what run.c prints for the same tokens, as hex. Exact
+# for a vocabulary whose pieces but the byte ones are printable ASCII (test/data/bpe/tok512.*'s):
+# then every other byte is a byte piece's.
+function(llama_simple_as_runc out_var hex)
+  if(NOT hex MATCHES "^3c733e20")  # "<s> "
+    message(FATAL_ERROR "llama-simple's text does not begin with '<s> ' (hex ${hex})")
+  endif()
+  string(SUBSTRING "${hex}" 8 -1 hex)
+  string(LENGTH "${hex}" n)
+  set(kept "")
+  if(n GREATER 0)
+    math(EXPR last "${n} - 2")
+    foreach(i RANGE 0 ${last} 2)
+      string(SUBSTRING "${hex}" ${i} 2 b)
+      math(EXPR v "0x${b}")
+      if((v GREATER_EQUAL 32 AND v LESS 127) OR (v GREATER_EQUAL 9 AND v LESS_EQUAL 13))
+        string(APPEND kept "${b}")
+      endif()
+    endforeach()
+  endif()
+  set(${out_var} "${kept}" PARENT_SCOPE)
+endfunction()
