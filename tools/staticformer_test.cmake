@@ -122,6 +122,25 @@ sf_ok(NO run "${WORK}/nano2.safetensors" -t 0 -n 100 -i "ROMEO:")
 if(NOT sf_out STREQUAL greedy)
   message(FATAL_ERROR "two trainings with the same flags generate different text:\n${greedy}\n---\n${sf_out}")
 endif()
+# The recipe's options (nanoGPT's, benchmark/nanogpt.sh): the schedule and AdamW they give, kept in the
+# checkpoint; --beta2 alone changes the losses, and so do the others (the losses, not the times, compared).
+set(recipe --lr 1e-3 --min-lr-ratio 0.1 --warmup 0.1 --clip 0.5 --eval-every 10 --eval-batches 2)
+sf_ok(NO train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 30 ${recipe} --beta2 0.99 --out "${WORK}/nano3.safetensors")
+expect_match("train with the recipe's options" "${sf_out}"
+             "AdamW lr 0.001 \\(warm-up 3, cosine to 0.0001\\), beta2 0.99, clip 0.5,.*step 10/30: .*step 30/30: ")
+string(REGEX MATCH "final: steps 30, train loss [0-9.]+, val loss [0-9.]+" recipe_final "${sf_out}")
+sf_ok(NO info "${WORK}/nano3.safetensors")
+foreach(kv "beta2: 0.99" "min_lr_ratio: 0.1" "warmup: 0.1" "clip: 0.5" "eval_batches: 2" "eval_every: 10")
+  expect_match("info of the recipe's checkpoint" "${sf_out}" "train.${kv}\n")
+endforeach()
+sf_ok(NO train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 30 ${recipe} --out "${WORK}/nano4.safetensors")
+string(REGEX MATCH "final: steps 30, train loss [0-9.]+, val loss [0-9.]+" beta2_default_final "${sf_out}")
+sf_ok(NO train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 30 --eval-every 10 --eval-batches 2 --out "${WORK}/nano5.safetensors")
+string(REGEX MATCH "final: steps 30, train loss [0-9.]+, val loss [0-9.]+" default_final "${sf_out}")
+if(recipe_final STREQUAL beta2_default_final OR beta2_default_final STREQUAL default_final)
+  message(FATAL_ERROR "--beta2 0.99, or the recipe's other options, changed no loss:\n"
+                      "${recipe_final}\n${beta2_default_final}\n${default_final}")
+endif()
 # Seeded sampling repeats; another seed differs; -n 0 is the context length (64 positions).
 sf_ok(NO run "${WORK}/nano.safetensors" -t 0.9 -p 0.95 -s 7 -n 0 -q)
 set(a "${sf_out}")
@@ -198,3 +217,7 @@ sf_error(2 "-n: '-3' is not a non-negative integer" run "${WORK}/nano.safetensor
 sf_error(2 "only the generate mode" run "${WORK}/nano.safetensors" -m chat)
 sf_error(1 "the prompt's character '~' \\(byte 126\\) at offset 0 is not in the checkpoint's vocabulary" run "${WORK}/nano.safetensors" -i "~")
 sf_error(2 "run: -t needs a value" run "${WORK}/nano.safetensors" -t)
+sf_error(2 "train: --beta2: expected a number > 0 and < 1, found \"1\"" train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 1 --beta2 1 --out "${WORK}/x.safetensors")
+sf_error(2 "train: --warmup: expected a number >= 0 and < 1, found \"1\"" train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 1 --warmup 1 --out "${WORK}/x.safetensors")
+sf_error(2 "train: --min-lr-ratio: expected a number from 0 to 1" train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 1 --min-lr-ratio 2 --out "${WORK}/x.safetensors")
+sf_error(2 "bench: unknown argument '--beta2'" bench --config "${WORK}/nano.json" --beta2 0.9)

@@ -3,6 +3,7 @@
 //
 //   train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [--tokenizer TOKENIZER.bin]
 //         [--lr X] [--seed K] [--threads N] [--eval-every N] [--batch B] [--precision P]
+//         [--min-lr-ratio R] [--warmup F] [--beta2 X] [--clip X] [--eval-batches N]
 //   bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P]
 //
 // train: the tokens are those of a character tokenizer from the corpus (its distinct bytes; at
@@ -10,7 +11,9 @@
 // (a tokenizer.bin of exactly V pieces) over the corpus's documents (encode_documents, below);
 // 90/10 train/validation split, examples/train's recipe — AdamW (β1 0.9, β2 0.999,
 // ε 1e-8, weight decay 0.1 on matrices and embeddings), gradient-norm clipping at 1, linear
-// warm-up over 5% of the steps and cosine decay to 0 —, progress every --eval-every steps, then
+// warm-up over 5% of the steps and cosine decay to 0 — of which --beta2, --clip (0: none),
+// --warmup (a fraction of the steps) and --min-lr-ratio (the floor, a fraction of --lr) change
+// parts, progress every --eval-every steps (the validation loss over --eval-batches batches), then
 // the checkpoint: docs/model.md's tensors and metadata, the tokenizer (tokenizer.vocab, or
 // tokenizer.bpe: staticformer/io/any_tokenizer.hpp) and the run's settings (train.*). The same
 // flags and seed give the same file, bit for bit.
@@ -70,6 +73,7 @@ double since(clock_type::time_point t0) { return std::chrono::duration<double>(c
 struct options {
   std::string config, data, out, model, tokenizer;
   sf::io::training_settings run;  // steps, lr, seed, ... (checked by its rules)
+  double beta2 = 0.999;  // AdamW's (not a training_settings field: stored as train.beta2)
   std::size_t threads = 1;
   std::size_t batch = trained.B;
   sf::precision_kind precision = trained.precision;
@@ -85,9 +89,16 @@ std::string parse(int argc, char** argv, options& o, bool bench) {
     else if (a == "--data" && !bench) o.data = argv[++i];
     else if (a == "--out" && !bench) o.out = argv[++i];
     else if (a == "--tokenizer" && !bench) o.tokenizer = argv[++i];
-    else if (a == "--steps" || a == "--lr" || a == "--seed" || a == "--eval-every") {
-      const std::string name = a == "--steps" ? "total_steps" : a == "--eval-every" ? "eval_every" : a.substr(2);
+    else if (a == "--steps" || a == "--lr" || a == "--seed" || a == "--eval-every" ||
+             (!bench && (a == "--eval-batches" || a == "--min-lr-ratio" || a == "--warmup" || a == "--clip"))) {
+      // the training_settings field of that name ('-' for '_'; --steps: total_steps), by its rule
+      std::string name = a == "--steps" ? "total_steps" : a.substr(2);
+      std::replace(name.begin(), name.end(), '-', '_');
       if (sf::status s = o.run.set(name, argv[++i]); !s) return a + ": " + s.message();
+    } else if (a == "--beta2" && !bench) {
+      constexpr sf::io::number_range open_unit{.min = 0, .max = 1, .min_open = true, .max_open = true};
+      if (sf::status s = sf::io::parse_number(std::string_view(argv[++i]), o.beta2, open_unit); !s)
+        return a + ": " + s.message();
     } else if (a == "--threads") {
       if (sf::status s = sf::io::parse_integer(std::string_view(argv[++i]), o.threads, std::size_t{1}, std::size_t{64}); !s)
         return a + ": " + s.message();
@@ -196,7 +207,7 @@ int train(int argc, char** argv) {
   // Parameters, gradients, moments, activations: allocated once, before the first step.
   auto tr = std::make_unique<sf::trainer<trained>>();
   sf::init_params(tr->p, o.run.seed);
-  tr->opt.options = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1, .decay = sf::decay_on::matrices};
+  tr->opt.options = {.beta1 = 0.9, .beta2 = o.beta2, .eps = 1e-8, .weight_decay = 0.1, .decay = sf::decay_on::matrices};
   const std::int64_t total = o.run.total_steps;
   const std::int64_t every = o.run.eval_every > 0 ? o.run.eval_every : std::max<std::int64_t>(1, total / 10);
   const sf::lr_schedule schedule{.max_lr = o.run.lr,
@@ -206,11 +217,11 @@ int train(int argc, char** argv) {
   const std::size_t eval_batches = static_cast<std::size_t>(o.run.eval_batches);
   std::printf("staticformer train: %s; B %zu, %s products, %zu parameters\n", sf::io::describe(arch).c_str(),
               trained.B, sf::to_string(trained.precision), sf::parameter_count<sf::params<arch>>);
-  std::printf("corpus %s: %zu bytes, %s; %lld steps of %zu tokens, AdamW lr %g (warm-up %lld, cosine), "
-              "seed %llu, %zu thread%s\n",
+  std::printf("corpus %s: %zu bytes, %s; %lld steps of %zu tokens, AdamW lr %g (warm-up %lld, cosine to %g), "
+              "beta2 %g, clip %g, seed %llu, %zu thread%s\n",
               o.data.c_str(), text.size(), tokens_text.c_str(), static_cast<long long>(total), trained.B * trained.T, o.run.lr,
-              static_cast<long long>(schedule.warmup_steps), static_cast<unsigned long long>(o.run.seed), o.threads,
-              o.threads == 1 ? "" : "s");
+              static_cast<long long>(schedule.warmup_steps), schedule.min_lr, o.beta2, o.run.clip,
+              static_cast<unsigned long long>(o.run.seed), o.threads, o.threads == 1 ? "" : "s");
   std::fflush(stdout);
 
   const sf::thread_pool pool(o.threads);
@@ -242,6 +253,7 @@ int train(int argc, char** argv) {
   o.run.seconds = seconds;
   o.run.cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   sf::io::metadata_map meta = o.run.to_metadata();
+  meta["train.beta2"] = sf::io::detail::format_double(o.beta2);
   meta["train.batch"] = std::to_string(trained.B);
   meta["train.precision"] = sf::to_string(trained.precision);
   meta["train.data"] = o.data;

@@ -88,10 +88,14 @@ constexpr usage_entry usage_entries[] = {
     {"train",
      "  train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [--tokenizer TOKENIZER.bin]\n"
      "        [--batch B] [--precision f32|bf16] [--lr X] [--seed K] [--threads N] [--eval-every N]\n"
+     "        [--eval-batches N] [--warmup F] [--min-lr-ratio R] [--beta2 X] [--clip X]\n"
      "        trains a model of the architecture in FILE.json (the checkpoint's metadata keys: vocab,\n"
      "        context, d_model, n_heads, n_layers, d_ff, norm, position, activation, tied, bias,\n"
      "        norm_eps) on a text with a character tokenizer, or with llama2.c's BPE tokenizer.bin of\n"
-     "        vocab pieces (--tokenizer); the tokenizer goes into the checkpoint\n"},
+     "        vocab pieces (--tokenizer); the tokenizer goes into the checkpoint. AdamW (beta2 0.999),\n"
+     "        lr 4e-3 warmed up over 5% of the steps (--warmup 0.05) then cosine down to\n"
+     "        --min-lr-ratio times lr (0), clipping at 1 (--clip, 0: none), the validation loss every\n"
+     "        steps/10 over 32 batches (--eval-every, --eval-batches; 0: the whole split)\n"},
     {"run",
      "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
      "        [-m generate] [--int8] [-q]   (MODEL: a checkpoint, llama2.c's .bin, a Hugging Face directory)\n"
