@@ -31,6 +31,10 @@ foreach(case "runc_gqa.expected.txt;-t;0;-n;200" "runc_gqa.t0.8-p0.9-s96-n0.expe
 endforeach()
 
 convert("${w}.gguf" -o "${w}.q8.gguf" --gguf q8_0)
+# info of GGUF files: the architecture and what the file holds (nothing compiled)
+sf(info "${w}.q8.gguf")
+expect_match("info of a Q8_0 GGUF file (exit ${sf_rc})" "${sf_out}"
+             "architecture: V=512 T=128 D=32 H=4 kv_heads=2 L=2 F=76 gated rmsnorm rope silu tied no-bias\n  file: GGUF version 3, 20 tensors \\(13 of them Q8_0\\), 512 tokenizer pieces\n")  # (ffn_down: input width 76, F32)
 convert("${w}.q8.gguf" -o "${w}.q8-again.gguf")                         # (a Q8_0 input keeps its blocks)
 same("${w}.q8-again.gguf" "${w}.q8.gguf" "runc_gqa: a Q8_0 GGUF written again keeps its blocks")
 sf(run "${w}.q8.gguf" -t 0 -n 40 -i "ROMEO: But soft")

@@ -87,6 +87,11 @@ endforeach()
 # -z: llama2.c's tokenizer.bin of the same pieces (tools/tokenizer_bin.py of tok512.model)
 expect_text("${H}/${first}.expected.txt" "${H}/${first}" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)
 
+# info of a directory: its config's architecture (nothing compiled)
+sf(info "${H}/${first}")
+expect_match("info of a Hugging Face directory (exit ${sf_rc})" "${sf_out}"
+             "architecture: V=512 T=64 D=32 .*rope_pairs=halves\n  file: a Hugging Face Llama directory \\(config.json read; model.safetensors and tokenizer.model are read by run and convert\\)\n")
+
 # ---- refusals
 if(NOT QUICK)
   sf_error(1 "llama2.c holds only rope_base 10000 models \\(this one: 5000\\)" convert "${WORK}/llama_gqa_f32.safetensors" -o "${WORK}/x.bin" --llama2c 0)

@@ -124,7 +124,8 @@ constexpr usage_entry usage_entries[] = {
      "  convert MODEL -o DIR --hf [-z TOKENIZER.bin]\n"
      "        a float checkpoint, llama2.c's model file, a GGUF file or a Hugging Face directory as a\n"
      "        Hugging Face Llama directory (config.json, model.safetensors float32, tokenizer.model)\n"},
-    {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"},
+    {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"
+             "        (MODEL: a checkpoint, a Hugging Face directory, a GGUF file or llama2.c's model file)\n"},
     {"bench",
      "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
      "        the time of a training step\n"
@@ -895,6 +896,7 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) decode_bench = decode_bench || std::string_view(argv[i]) == "--decode";
   // `run` and `bench --decode`: the models `run` takes
   const bool runs = command == "run" || decode_bench;
+  const bool reads_other_formats = runs || command == "info";  // Hugging Face, GGUF, llama2.c's files
 
   // The architecture, and the run settings that choose the executable.
   std::string model, config, output;
@@ -947,6 +949,7 @@ int main(int argc, char** argv) {
   std::size_t tensors = 0, parameters = 0, file_bytes = 0;
   bool has_tokenizer = false;
   sf::io::metadata_map metadata;
+  std::string other_format;  // info of a file that is not a checkpoint: what it is
   if (!config.empty()) {
     if (command != "train" && command != "bench" && command != "info" && command != "header")
       return fail_in(command, "takes a model, not --config", 2);
@@ -959,19 +962,26 @@ int main(int argc, char** argv) {
     std::error_code ec;
     if (!f && command == "convert" && (fs::is_regular_file(model, ec) || sf::io::is_hf_directory(model)))
       return convert_llama2c(argc, argv, /*llama2c_out=*/false);  // llama2.c's or Hugging Face's, to a checkpoint
-    if (!f && runs && sf::io::is_hf_directory(model)) {
+    if (!f && reads_other_formats && sf::io::is_hf_directory(model)) {
       // a Hugging Face Llama directory: its config.json (the weights are read by the executable)
       sf::io::result<sf::arch> c = sf::io::read_hf_llama_config(model);
       if (!c) return fail_in(command, c.message());
       arch = *c;
       has_tokenizer = true;  // (its tokenizer.model, or -z FILE: the executable reads it)
-    } else if (!f && runs && is_gguf(model)) {
+      other_format = std::string("a Hugging Face Llama directory (config.json read; model.safetensors") +
+                     (fs::exists(fs::path(model) / "tokenizer.model", ec) ? " and tokenizer.model" : "") +
+                     " are read by run and convert)";
+    } else if (!f && reads_other_formats && is_gguf(model)) {
       // a GGUF file: its tokenizer is its own (or -z FILE)
       sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(model);
       if (!m) return fail_in(command, m.message());
       arch = m->arch;
       has_tokenizer = true;
-    } else if (!f && runs && fs::is_regular_file(model, ec)) {
+      other_format = "GGUF version " + std::to_string(m->version) + ", " +
+                     std::to_string(m->tensors.size()) + " tensors (" + std::to_string(m->quantized.size()) +
+                     " of them Q8_0), " +
+                     (m->tokens.empty() ? std::string("no tokenizer") : std::to_string(m->tokens.size()) + " tokenizer pieces");
+    } else if (!f && reads_other_formats && fs::is_regular_file(model, ec)) {
       // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
       sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);
       if (!m)
@@ -979,6 +989,9 @@ int main(int argc, char** argv) {
                                     ") nor a llama2.c model file (" + m.message() + ")");
       arch = m->arch;
       has_tokenizer = true;  // (tokenizer.bin, or -z FILE: the executable reads it)
+      other_format = "llama2.c's model file, version " + std::to_string(m->version) +
+                     (m->version == 2 ? ", Q8_0 groups of " + std::to_string(m->group_size) : std::string()) +
+                     " (its tokenizer.bin comes with -z)";
     } else {
       if (!f) return fail_in(command, f.message());
       sf::io::result<sf::arch> c = sf::io::read_config(*f);
@@ -1030,7 +1043,9 @@ int main(int argc, char** argv) {
     const sf::configs::named* k = known_shape(arch);
     std::printf("%s\n  architecture: %s%s%s\n", from.c_str(), sf::io::describe(arch).c_str(), k ? ", the shape " : "",
                 k ? k->name : "");
-    if (!model.empty() && config.empty()) {
+    if (!other_format.empty()) {
+      std::printf("  file: %s\n", other_format.c_str());
+    } else if (!model.empty() && config.empty()) {
       std::printf("  weights: %s, %zu tensors, %zu values, %zu bytes\n", int8 ? "int8 (Q8_0)" : "float32", tensors,
                   parameters, file_bytes);
       if (has_tokenizer) {
