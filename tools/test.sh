@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds and runs the whole test suite three times:
-#   1. gcc       g++   -O2, warnings as errors   (plus compile-fail, install/find_package, examples)
-#   2. clang     clang -O2, warnings as errors   (the same tests, benchmarks not built)
-#   3. sanitize  g++   AddressSanitizer + UndefinedBehaviorSanitizer (run-time tests only)
+# Installs what is missing, builds and runs the test suite twice:
+#   1. gcc    g++ -O2, warnings as errors: every test (compile-fail, install/find_package, examples,
+#             benchmarks built, the command's engines compiled on first use, firmware, cross, PyTorch
+#             under each BLAS).
+#   2. clang  clang -O1 -g1 with AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors:
+#             what clang and the sanitizers add: clang's compile-fail messages and constant
+#             evaluation, the fuzz harnesses, and every run-time test of the project's own programs,
+#             sanitized. Left out, because they would repeat the gcc suite's work under other names:
+#             the tests that compile engines on first use (label first_use: each is a sanitized
+#             compilation of a whole model, minutes each; the engines' sources run sanitized through
+#             the precompiled nano engines, the readers through the unit tests and the fuzzers), the
+#             firmware and cross tests (their compilers are arm-none-eabi and aarch64 g++, not the
+#             suite's), the install tests (packaging) and the benchmarks.
 # Every suite runs even when an earlier one fails. The last line is
 #   N passed, M failed
 # summed over the suites from ctest's results (a test whose program failed to build counts as
 # failed); the exit status is non-zero if any test, build or configure step failed.
 #
-# Usage: tools/test.sh [--only gcc|clang|sanitize]
+# Usage: tools/test.sh [--only gcc|clang]
 # Environment: JOBS (parallel jobs, default nproc), SF_BUILD_ROOT (default build-ci).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,7 +27,7 @@ bash tools/install-deps.sh || { echo "tools/install-deps.sh failed"; exit 1; }
 only=""
 if [[ "${1:-}" == "--only" ]]; then
   only="${2:-}"
-  [[ "$only" =~ ^(gcc|clang|sanitize)$ ]] || { echo "usage: $0 [--only gcc|clang|sanitize]"; exit 2; }
+  [[ "$only" =~ ^(gcc|clang)$ ]] || { echo "usage: $0 [--only gcc|clang]"; exit 2; }
 fi
 jobs="${JOBS:-$(nproc)}"
 build_root="${SF_BUILD_ROOT:-build-ci}"
@@ -76,16 +85,13 @@ run_suite() {  # name compiler build-type ctest-args -- extra-cmake-args...
   echo "=== [$name] done in $((SECONDS - t0)) s"
 }
 
-# The compile-fail suite and the install test check compilers and packaging, not run-time
-# behaviour, so the sanitizer build skips them. It is compiled with -O1 -g1 (line tables for the
-# sanitizers' stack traces): about half the compile time of -O2 -g, which made it the slowest suite.
+# The clang suite is compiled with -O1 -g1 (line tables for the sanitizers' stack traces): about
+# half the compile time of -O2 -g. Its PyTorch tests run once (the gcc suite runs them under each BLAS).
 [[ -z "$only" || "$only" == gcc ]] && run_suite gcc g++ Release "" --
-# The PyTorch tests run once per installed BLAS in the gcc suite only (the same Python code).
-[[ -z "$only" || "$only" == clang ]] && run_suite clang clang++ Release "" -- -DSTATICFORMER_BUILD_BENCHMARKS=OFF \
-   -DSTATICFORMER_TEST_EVERY_BLAS=OFF
-[[ -z "$only" || "$only" == sanitize ]] && run_suite sanitize g++ RelWithDebInfo \
-   "-LE compile_fail -E ^(install_and_find_package|tool_staticformer_install)$" -- \
+[[ -z "$only" || "$only" == clang ]] && run_suite clang clang++ RelWithDebInfo \
+   "-LE ^(first_use|firmware)$ -E ^install_and_find_package$" -- \
    -DSTATICFORMER_SANITIZE=address,undefined -DSTATICFORMER_BUILD_BENCHMARKS=OFF -DSTATICFORMER_TEST_EVERY_BLAS=OFF \
+   -DSTATICFORMER_FIRMWARE_TESTS=OFF -DSTATICFORMER_CROSS_AARCH64=OFF -DSTATICFORMER_CROSS_CORTEX_M4=OFF \
    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
 
 echo "=== summary"
