@@ -26,4 +26,6 @@ BENCHMARK(decode<llama_style(nano_shape), float>)->Name("decode/float/nano/llama
 BENCHMARK(decode<gpt2_style(dim128_shape), float>)->Name("decode/float/dim128/gpt2")->Unit(benchmark::kMicrosecond);
 BENCHMARK(decode<llama_style(dim128_shape), float>)->Name("decode/float/dim128/llama")->Unit(benchmark::kMicrosecond);
 
+static const bool cpu_context = (sf_bench::add_cpu_context(/*bf16_rows=*/false), true);  // (cpu_context.hpp)
+
 BENCHMARK_MAIN();

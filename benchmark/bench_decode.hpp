@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cpu_context.hpp"
 #include "staticformer/decode.hpp"
 #include "staticformer/init.hpp"
 #include "staticformer/quantize.hpp"

@@ -48,6 +48,7 @@
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/simd.hpp"
 #include "../tools/generate/peak.hpp"
+#include "cpu_context.hpp"
 
 #if defined(SF_BENCH_HAVE_EIGEN)
 #include <Eigen/Core>
@@ -365,6 +366,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("read_bandwidth/" + std::to_string(kib)).c_str(), read_bandwidth<false>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_thp/" + std::to_string(kib)).c_str(), read_bandwidth<true>)->Arg(kib);
   }
+  sf_bench::add_cpu_context(/*bf16_rows=*/true);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "cpu_context.hpp"
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
 
@@ -62,4 +63,6 @@ void infer(benchmark::State& bs) {
 BENCHMARK(train_step<sf::configs::nano>)->Name("train_step/nano")->Unit(benchmark::kMillisecond);
 BENCHMARK(train_step<sf::configs::micro>)->Name("train_step/micro")->Unit(benchmark::kMillisecond);
 BENCHMARK(infer<sf::configs::nano>)->Name("infer/nano")->Unit(benchmark::kMillisecond);
+static const bool cpu_context = (sf_bench::add_cpu_context(/*bf16_rows=*/false), true);  // (cpu_context.hpp)
+
 BENCHMARK_MAIN();

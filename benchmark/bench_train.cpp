@@ -28,4 +28,6 @@
 SF_BENCH_SHAPE(sf::configs::nano, "nano")
 SF_BENCH_SHAPE_BF16(sf::configs::nano, "nano")
 
+static const bool cpu_context = (sf_bench::add_cpu_context(/*bf16_rows=*/true), true);  // (cpu_context.hpp)
+
 BENCHMARK_MAIN();

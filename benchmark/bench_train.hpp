@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "../tools/generate/peak.hpp"
+#include "cpu_context.hpp"
 #include "staticformer/model.hpp"
 #include "staticformer/optim.hpp"
 #include "staticformer/reflect.hpp"

@@ -53,6 +53,7 @@
 
 #include <fmt/core.h>
 
+#include "staticformer/cpu_report.hpp"
 #include "staticformer/data.hpp"
 #include "staticformer/io/checkpoint.hpp"
 #include "staticformer/model.hpp"
@@ -410,6 +411,7 @@ namespace {
 // The run, with the model's products in TC.precision (nano otherwise).
 template <sf::config TC>
 int run(options& o) {
+  if (const char* w = TC.precision == sf::precision_kind::bf16 ? sf::cpu::bf16_warning() : nullptr) std::fprintf(stderr, "train: %s\n", w);
   const bool resuming = !o.resume.empty();
 
   // ---- corpus, tokenizer, data

@@ -108,6 +108,9 @@ expect_match("train" "${sf_out}" "final: steps 30, train loss ${num}, val loss $
 sf_ok(NO info "${WORK}/nano.safetensors")
 expect_match("info" "${sf_out}" "architecture: V=65 T=64 D=64 H=4 L=2 F=256 layernorm learned gelu_tanh tied bias, the shape nano")
 expect_match("info" "${sf_out}" "train.total_steps: 30")
+expect_match("info" "${sf_out}" "  products of this build:\n    float: [^\n]+\n    bf16: [^\n]+\n    int8: [^\n]+\n    cpu: this CPU has ")
+sf_ok(NO --version)
+expect_match("--version" "${sf_out}" "^staticformer [0-9.]+\n  float: [^\n]+\n  bf16: [^\n]+\n  int8: [^\n]+\n  cpu: this CPU has ")
 # The same flags and seed: the same checkpoint, bit for bit.
 sf_ok(NO train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 30 --out "${WORK}/nano2.safetensors")
 # (train.seconds and train.cpu_seconds differ between runs: the tensors are compared through run's text)
@@ -192,7 +195,7 @@ expect_match("bench --decode" "${sf_out}" "^decode bench: nano, float weights, p
 expect_match("bench --decode" "${sf_out}"
              "\n  streams  1: ${num} ms per step [^\n]*\n  streams  3: ${num} ms per step [^\n]*, ${num} tokens/s aggregate, ${num} GFLOP/s in the weight products = [0-9]+% of the FMA peak \\(${num} GFLOP/s now\\); ")
 sf_ok(NO bench "${WORK}/nano.safetensors" --decode --streams 3,2 --tokens 5 --repeat 2 --int8)
-expect_match("bench --decode --int8" "${sf_out}" "int8 weights, prompt 1 tokens, 5 steps, median of 2 runs \\(CPU time\\)\n  streams  3: .*\n  streams  2: ")
+expect_match("bench --decode --int8" "${sf_out}" "int8 weights, prompt 1 tokens, 5 steps, median of 2 runs \\(CPU time\\)\n  float: [^\n]+\n  bf16: [^\n]+\n  int8: [^\n]+\n  cpu: this CPU has [^\n]+\n  peak now: ${num} GFLOP/s of FMA [^\n]+\n  streams  3: .*\n  streams  2: ")
 sf_error(2 "bench: --streams: '0,2' is not a list of counts in \\[1, 256\\]" bench "${WORK}/nano.safetensors" --decode --streams 0,2)
 
 # ---- errors

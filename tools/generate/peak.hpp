@@ -1,12 +1,15 @@
 // peak.hpp — the core's peak FMA throughput, measured, for the "% of peak" figures of the benchmarks
-// (sf_bench_kernels, sf_bench_train) and `staticformer bench --decode`: 24 independent FMA chains on registers (2 FMA units ×
+// (sf_bench_kernels, sf_bench_train) and `staticformer bench --decode`, and print_cpu, the first lines
+// of their output (the products' instruction sets, this CPU's, the peak): 24 independent FMA chains on registers (2 FMA units ×
 // 4-cycle latency × 3), nothing from memory, with the native SIMD backend. Thread CPU time.
 #pragma once
 #include <time.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <utility>
 
+#include "staticformer/cpu_report.hpp"
 #include "staticformer/simd.hpp"
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -91,4 +94,15 @@ inline double bf16_peak_now(double seconds = 0.01) {
 #else
 inline double bf16_peak_now(double = 0.01) { return 0; }
 #endif
+
+// The first lines of a benchmark's output: what the float, bf16 and int8 products of this build run
+// on and what this CPU has (staticformer/cpu_report.hpp), then the FMA peak measured now (and the
+// vdpbf16ps peak where the build has it), each line after `indent`.
+inline void print_cpu(std::FILE* out, const char* indent, double seconds = 0.02) {
+  char text[4096];
+  sf::cpu::report(text, sizeof text, indent);
+  std::fprintf(out, "%s%speak now: %.1f GFLOP/s of FMA (%s)", text, indent, peak_now(seconds), V::instructions);
+  if (const double p16 = bf16_peak_now(seconds); p16 > 0) std::fprintf(out, ", %.1f GFLOP/s of vdpbf16ps", p16);
+  std::fprintf(out, "\n");
+}
 }  // namespace sf_bench

@@ -213,6 +213,7 @@ int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char*
       C.L * (2 * C.D * C.D + 2 * C.D * kv * dk + (C.ffn == sf::ffn_kind::gated ? 3 : 2) * C.D * C.F) + C.D * C.V);
   std::printf("decode bench: %s, %s weights, prompt %zu tokens, %zu steps, median of %zu runs (CPU time)\n", config_name,
               dec.int8_weights ? "int8" : "float", n, steps, j.bench_repeat);
+  sf_bench::print_cpu(stdout, "  ", 0.05);  // the products' instruction sets, this CPU's, the peak
   for (const std::size_t R : j.bench_streams) {
     std::vector<double> step_s, prefill_s;
     for (std::size_t k = 0; k < j.bench_repeat; ++k) {

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../generate/peak.hpp"
 #include "bpe_vocab.hpp"
 #include "engine.hpp"
 #include "staticformer/data.hpp"
@@ -168,9 +169,16 @@ sf::status encode_documents(const sf::io::tokenizer_bin& tok, std::string_view t
   return sf::status::ok();
 }
 
+// The one warning of a bf16 run whose products are emulated on this CPU (staticformer/cpu_report.hpp).
+void warn_emulated(const char* command) {
+  if (const char* w = trained.precision == sf::precision_kind::bf16 ? sf::cpu::bf16_warning() : nullptr)
+    std::fprintf(stderr, "staticformer %s: %s\n", command, w);
+}
+
 int train(int argc, char** argv) {
   options o;
   if (std::string e = parse(argc, argv, o, false); !e.empty()) return fail("train", e, 2);
+  warn_emulated("train");
   if (o.data.empty() || o.out.empty() || o.run.total_steps == 0)
     return fail("train", "usage: staticformer train --config FILE.json --data TEXT --steps N --out MODEL.safetensors "
                          "[--tokenizer TOKENIZER.bin]", 2);
@@ -269,6 +277,7 @@ int train(int argc, char** argv) {
 int bench(int argc, char** argv) {
   options o;
   if (std::string e = parse(argc, argv, o, true); !e.empty()) return fail("bench", e, 2);
+  warn_emulated("bench");
   auto tr = std::make_unique<sf::trainer<trained>>();
   sf::init_params(tr->p, 1);
   if (!o.model.empty()) {  // the model's weights (the time does not depend on them, but they are the user's)
@@ -295,6 +304,7 @@ int bench(int argc, char** argv) {
   const double median = times[times.size() / 2];
   const double flops = 6.0 * static_cast<double>(sf::parameter_count<sf::params<arch>>) *
                        static_cast<double>(trained.B * trained.T);  // 6 N per token (the usual estimate)
+  sf_bench::print_cpu(stdout, "");  // the products' instruction sets, this CPU's, the peak
   std::printf("train step: %s, B %zu, %s products, %zu thread%s: median %.3f ms of %lld steps, %.0f tokens/s, "
               "~%.1f GFLOP/s (6 x parameters x tokens)\n",
               sf::io::describe(arch).c_str(), trained.B, sf::to_string(trained.precision), o.threads,

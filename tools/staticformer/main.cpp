@@ -8,6 +8,7 @@
 //   staticformer convert HF_DIR [-z TOKENIZER.bin] -o OUT.safetensors     (a Hugging Face Llama directory)
 //   staticformer convert MODEL.gguf -o OUT.safetensors | MODEL -o OUT.gguf --gguf f32|q8_0   (GGUF)
 //   staticformer info MODEL | --config FILE.json      staticformer bench MODEL | --config FILE.json
+//   staticformer --version                            the version; the instruction sets of the products, this CPU's
 //
 // This program holds no model: it reads the architecture (a checkpoint's metadata, or the JSON of
 // --config with the same keys) and hands the command line to an executable compiled for that
@@ -23,7 +24,9 @@
 // library they link), beside this program in a build tree or in share/staticformer/ of an
 // installation. The cache directory's name holds a hash of all of it — build.txt, the engine's
 // source, and the contents of every file under the `depends=` directories and of the `link=`
-// files — so that an executable compiled before a header or the library changed is not reused.
+// files — so that an executable compiled before a header or the library changed is not reused —
+// and, when the flags hold -march=native, this CPU's instruction sets (staticformer/cpu.hpp), so that
+// a cache shared with another CPU never hands it an executable compiled for instructions it lacks.
 // `convert --llama2c`, and `convert` of llama2.c's model file, need no executable: this program
 // reads and writes llama2.c's files and the float checkpoint itself.
 #include <fcntl.h>
@@ -53,6 +56,7 @@
 #include "../generate/generate.hpp"
 #include "bpe_vocab.hpp"
 #include "staticformer/config.hpp"
+#include "staticformer/cpu_report.hpp"
 #include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/config_codec.hpp"
 #include "staticformer/io/hf_llama.hpp"
@@ -125,7 +129,9 @@ constexpr usage_entry usage_entries[] = {
      "        a float checkpoint, llama2.c's model file, a GGUF file or a Hugging Face directory as a\n"
      "        Hugging Face Llama directory (config.json, model.safetensors float32, tokenizer.model)\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"
-             "        (MODEL: a checkpoint, a Hugging Face directory, a GGUF file or llama2.c's model file)\n"},
+             "        (MODEL: a checkpoint, a Hugging Face directory, a GGUF file or llama2.c's model file);\n"
+             "        the instruction sets of the float, bf16 and int8 products, and this CPU's\n"},
+    {"--version", "  --version                                            the version; the products' instruction sets, this CPU's\n"},
     {"bench",
      "  bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P] [--threads N]\n"
      "        the time of a training step\n"
@@ -202,7 +208,7 @@ struct build_info {
   std::string text;  // the file, for the cache key
   std::string cxx;
   std::vector<std::string> flags, includes, links, depends;
-  std::string source_run, source_train, precompiled, version;
+  std::string source_run, source_train, source_check, precompiled, version;
   mutable std::string digest;  // dependency_digest's, once computed
 };
 
@@ -236,6 +242,7 @@ std::string read_build_info(build_info& b) {
     else if (key == "depends") b.depends.push_back(value);
     else if (key == "source.run") b.source_run = value;
     else if (key == "source.train") b.source_train = value;
+    else if (key == "source.check") b.source_check = value;
     else if (key == "precompiled") b.precompiled = value;
     else if (key == "version") b.version = value;
   }
@@ -312,6 +319,24 @@ const std::string& dependency_digest(const build_info& b) {
   return b.digest;
 }
 
+// For the cache key: with -march=native, the executable is compiled for this CPU's instruction sets,
+// so another CPU sharing the cache (the same home directory on another machine, a VM's CPU changed)
+// gets its own executable. "" without -march=native.
+std::string cpu_key(const build_info& b) {
+  if (std::find(b.flags.begin(), b.flags.end(), "-march=native") == b.flags.end()) return "";
+  char names[1024];
+  sf::cpu::names(names, sizeof names, sf::cpu::detect());
+  return std::string("|cpu=") + names;
+}
+
+// The products of this build (the executables' flags are this program's) and this CPU, as
+// `info` and `--version` print them.
+void print_cpu(const char* indent) {
+  char text[4096];
+  sf::cpu::report(text, sizeof text, indent);
+  std::fputs(text, stdout);
+}
+
 fs::path cache_root() {
   if (const char* d = std::getenv("STATICFORMER_CACHE"); d && *d) return d;
   if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "staticformer";
@@ -381,7 +406,8 @@ located locate(const sf::arch& arch, const engine& e, const build_info& b) {
   std::string key = sf::io::describe(arch) + "|" + e.kind;
   if (e.kind == "train") key += "|B=" + std::to_string(e.batch) + "|" + sf::to_string(e.precision);
   if (e.kind == "run" && e.streams > 1) key += "|streams=" + std::to_string(e.streams);
-  key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train) + "|" + dependency_digest(b);
+  key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train) + "|" + contents(b.source_check) +
+         "|" + dependency_digest(b) + cpu_key(b);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cache_root() / (slug(arch) + "-" + hex);
@@ -406,7 +432,9 @@ std::string build(const sf::arch& arch, const engine& e, const build_info& b, co
   std::vector<std::string> cmd{b.cxx};
   cmd.insert(cmd.end(), b.flags.begin(), b.flags.end());
   for (const std::string& i : b.includes) cmd.push_back("-I" + i);
-  cmd.insert(cmd.end(), {"-include", header, e.kind == "run" ? b.source_run : b.source_train, "-o", tmp});
+  cmd.insert(cmd.end(), {"-include", header, e.kind == "run" ? b.source_run : b.source_train});
+  if (!b.source_check.empty()) cmd.push_back(b.source_check);  // the start-up CPU check (src/cpu_check.cpp)
+  cmd.insert(cmd.end(), {"-o", tmp});
   cmd.insert(cmd.end(), b.links.begin(), b.links.end());
   std::string shown;
   for (const std::string& c : cmd) shown += (shown.empty() ? "" : " ") + c;
@@ -869,6 +897,13 @@ int main(int argc, char** argv) {
   if (argc < 2) return std::fprintf(stderr, "%s", usage().c_str()), 2;
   const std::string command = argv[1];
   if (command == "-h" || command == "--help" || command == "help") return help("");
+  if (command == "--version") {  // the version, what this build's products run on, and this CPU
+    build_info b;
+    read_build_info(b);
+    std::printf("staticformer %s\n", b.version.empty() ? "(version unknown: no build.txt)" : b.version.c_str());
+    print_cpu("  ");
+    return 0;
+  }
   const bool known_command = command == "train" || command == "run" || command == "export" || command == "convert" ||
                              command == "info" || command == "bench" || command == "header";
   if (!known_command)
@@ -1064,6 +1099,8 @@ int main(int argc, char** argv) {
                   x->kind == "train" ? (" (B " + std::to_string(x->batch) + ", " + sf::to_string(x->precision) + ")").c_str() : "",
                   at.where.c_str(), at.exists ? ", " : " (compiled on first use into ", at.exists ? at.path.c_str() : (at.dir + ")").c_str());
     }
+    std::printf("  products of this build:\n");
+    print_cpu("    ");
     return 0;
   }
 

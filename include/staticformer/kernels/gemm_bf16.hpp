@@ -151,6 +151,8 @@ struct buffers {
 
 // ---------------------------------------------------------------- portable backend
 struct bf16_portable {
+  // (staticformer/cpu_report.hpp)
+  static constexpr const char* instructions = "emulated: operands rounded to bf16, float32 multiplies and adds (portable C++)";
   template <bool ATrans>
   static void pack_a(std::uint32_t* pa, std::size_t lds, const float* A, std::size_t lda, std::size_t mc,
                      std::size_t kb) {
@@ -209,6 +211,7 @@ struct bf16_portable {
 #if defined(SF_HAVE_AVX512_BF16)
 // ---------------------------------------------------------------- AVX512-BF16 backend
 struct bf16_avx512 {
+  static constexpr const char* instructions = "AVX512_BF16 vdpbf16ps (zmm)";  // (staticformer/cpu_report.hpp)
   // bf16 of 16 floats, in the upper halves of the lanes (the lower halves are garbage).
   SF_KERNEL_INLINE static __m512i round16(__m512 x) {
     const __m512i u = _mm512_castps_si512(x);

@@ -24,6 +24,7 @@ struct avx2 {
   static constexpr std::size_t width = 8;
   static constexpr std::size_t registers = 16;
   static constexpr const char* name = "avx2";
+  static constexpr const char* instructions = "AVX2 FMA (ymm, 8 floats)";  // (staticformer/cpu_report.hpp)
   static constexpr bool fused = true;  // fmadd/fnmadd round once
   static __m256i lanes(std::size_t n) {
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);

@@ -24,6 +24,7 @@ struct avx512 {
   static constexpr std::size_t width = 16;
   static constexpr std::size_t registers = 32;
   static constexpr const char* name = "avx512";
+  static constexpr const char* instructions = "AVX-512F FMA (zmm, 16 floats)";  // (staticformer/cpu_report.hpp)
   static constexpr bool fused = true;  // fmadd/fnmadd round once
   static constexpr bool exact_scale2 = true;  // scale2 is scalef: x · 2^⌊n⌋ rounded once
   static __mmask16 lanes(std::size_t n) { return static_cast<__mmask16>((1u << n) - 1u); }

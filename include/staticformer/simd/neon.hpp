@@ -23,6 +23,7 @@ struct neon {
   static constexpr std::size_t width = 4;
   static constexpr std::size_t registers = 32;
   static constexpr const char* name = "neon";
+  static constexpr const char* instructions = "NEON FMA (4 floats)";  // (staticformer/cpu_report.hpp)
   static constexpr bool fused = true;  // fmadd/fnmadd round once
   static reg zero() { return vdupq_n_f32(0.0f); }
   static reg set1(float x) { return vdupq_n_f32(x); }

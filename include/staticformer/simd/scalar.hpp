@@ -23,6 +23,7 @@ struct scalar {
   static constexpr std::size_t width = 1;
   static constexpr std::size_t registers = 16;  // a guess that keeps register tiles modest
   static constexpr const char* name = "scalar";
+  static constexpr const char* instructions = "scalar (no vector backend in this build)";  // (cpu_report.hpp)
   static constexpr reg zero() { return T{}; }
   static constexpr reg set1(T x) { return x; }
   static constexpr reg load(const T* p) { return *p; }

@@ -167,6 +167,7 @@ SF_Q8_NOINLINE inline void quantize(std::int8_t* q, std::uint8_t* u, float* d, c
 #if defined(SF_Q8_HAVE_AVX_VNNI)
 struct avx_vnni {
   static constexpr const char* name = "avx_vnni";
+  static constexpr const char* instructions = "AVX_VNNI vpdpbusd (ymm)";  // (staticformer/cpu_report.hpp)
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::x256::matvec<true>(y, x, w, bias);
   }
@@ -177,6 +178,7 @@ struct avx_vnni {
 #endif
 struct avx2 {
   static constexpr const char* name = "avx2";
+  static constexpr const char* instructions = "AVX2 vpmaddubsw (ymm)";  // (staticformer/cpu_report.hpp)
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::x256::matvec<false>(y, x, w, bias);
   }

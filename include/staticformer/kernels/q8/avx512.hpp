@@ -243,6 +243,7 @@ SF_Q8_NOINLINE inline void quantize(std::int8_t* q, std::uint8_t* u, float* d, c
 #if defined(SF_Q8_HAVE_AVX512_VNNI)
 struct avx512_vnni {
   static constexpr const char* name = "avx512_vnni";
+  static constexpr const char* instructions = "AVX512_VNNI vpdpbusd (zmm)";  // (staticformer/cpu_report.hpp)
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::x512::matvec<true>(y, x, w, bias);
   }
@@ -264,6 +265,7 @@ struct avx512_vnni {
 #endif
 struct avx512bw {
   static constexpr const char* name = "avx512bw";
+  static constexpr const char* instructions = "AVX-512BW vpmaddubsw (zmm)";  // (staticformer/cpu_report.hpp)
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::x512::matvec<false>(y, x, w, bias);
   }

@@ -436,6 +436,7 @@ void dequantize(float* x, const vector<K>& v) {
 // target has the Armv7E-M DSP instructions, __ARM_FEATURE_SIMD32, its sums use SMLAD: the same bits).
 struct scalar {
   static constexpr const char* name = "scalar";
+  static constexpr const char* instructions = "scalar int32 multiply-adds";  // (staticformer/cpu_report.hpp)
   // y: (N) written   x, w: views of a vector<K> and a matrix<K, N>   bias: (N) or nullptr
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
 #if defined(__ARM_FEATURE_SIMD32)

@@ -202,6 +202,7 @@ SF_Q8_NOINLINE inline void quantize(std::int8_t* q, std::uint8_t* u, float* d, c
 #if defined(SF_Q8_HAVE_NEON_DOT)
 struct neon_dot {
   static constexpr const char* name = "neon_dot";
+  static constexpr const char* instructions = "NEON sdot";  // (staticformer/cpu_report.hpp)
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::arm::matvec_dot(y, x, w, bias);
   }
@@ -212,6 +213,7 @@ struct neon_dot {
 #endif
 struct neon {
   static constexpr const char* name = "neon";
+  static constexpr const char* instructions = "NEON smull/sadalp";  // (staticformer/cpu_report.hpp)
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::arm::matvec(y, x, w, bias);
   }
