@@ -13,23 +13,13 @@ cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(ENV{STATICFORMER_CACHE} "${WORK}/cache")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, llama_simple_as_runc
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, expect_llama_simple_tokens
 
 set(D "${DATA}/llamacpp")
-sf(run "${D}/runc_gqa.llamacpp.gguf" -t 0 --tokens 100 -i "ROMEO: But soft")
-if(NOT sf_rc EQUAL 0)
-  message(FATAL_ERROR "staticformer run runc_gqa.llamacpp.gguf: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
-endif()
-file(WRITE "${WORK}/staticformer.txt" "${sf_out}")
-file(READ "${WORK}/staticformer.txt" got HEX)
-file(READ "${D}/runc_gqa.llama-simple.txt" llama HEX)
-llama_simple_as_runc(want "${llama}")
-if(NOT got STREQUAL want)
-  message(FATAL_ERROR "staticformer run runc_gqa.llamacpp.gguf -t 0: not llama-simple's tokens "
-                      "(${WORK}/staticformer.txt vs ${D}/runc_gqa.llama-simple.txt)\nstaticformer (hex): ${got}\n"
-                      "llama-simple as run.c prints it (hex): ${want}\n${sf_err}")
-endif()
-string(LENGTH "${got}" n)
+expect_llama_simple_tokens(runc_gqa "${D}/runc_gqa.llamacpp.gguf" 100 "ROMEO: But soft"
+                           "${D}/runc_gqa.llama-simple.txt")
+set(want "${want_hex}")
+string(LENGTH "${want}" n)
 math(EXPR n "${n} / 2")
 message(STATUS "ok: staticformer run of llama.cpp's GGUF file prints llama-simple's 100 tokens (${n} bytes as run.c prints them)")
 

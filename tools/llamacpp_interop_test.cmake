@@ -41,7 +41,7 @@ if(NOT bin)
 endif()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
-include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, run, convert, same, llama_simple_as_runc
+include("${CMAKE_CURRENT_LIST_DIR}/test_helpers.cmake")  # sf, run, convert, same, expect_llama_simple_tokens
 set(prompt "ROMEO: But soft")
 
 # 1. The reference files are what llama.cpp writes and prints.
@@ -61,19 +61,7 @@ function(check name gguf cache)
   set(ENV{STATICFORMER_CACHE} "${cache}")
   run(text 0 "${bin}/llama-simple" -m "${gguf}" -n 40 "${prompt}")
   file(WRITE "${WORK}/${name}.llama-simple.txt" "${text}")
-  file(READ "${WORK}/${name}.llama-simple.txt" llama HEX)
-  llama_simple_as_runc(want "${llama}")
-  sf(run "${gguf}" -t 0 --tokens 40 -i "${prompt}")
-  if(NOT sf_rc EQUAL 0)
-    message(FATAL_ERROR "staticformer run ${gguf}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
-  endif()
-  file(WRITE "${WORK}/${name}.staticformer.txt" "${sf_out}")
-  file(READ "${WORK}/${name}.staticformer.txt" got HEX)
-  if(NOT got STREQUAL want)
-    message(FATAL_ERROR "${name}: llama-simple and staticformer run -t 0 print other tokens "
-                        "(${WORK}/${name}.llama-simple.txt, ${WORK}/${name}.staticformer.txt)\n"
-                        "llama-simple:\n${text}\nstaticformer:\n${sf_out}\n${sf_err}")
-  endif()
+  expect_llama_simple_tokens(${name} "${gguf}" 40 "${prompt}" "${WORK}/${name}.llama-simple.txt")
   if(gguf MATCHES "q8_0" AND NOT sf_err MATCHES "; int8 weights, ")
     message(FATAL_ERROR "${name}: staticformer did not run the Q8_0 file on int8 weights:\n${sf_err}")
   endif()

@@ -126,3 +126,26 @@ function(llama_simple_as_runc out_var hex)
   endif()
   set(${out_var} "${kept}" PARENT_SCOPE)
 endfunction()
+
+# expect_llama_simple_tokens(name model tokens prompt llama_file): `staticformer run MODEL -t 0
+# --tokens N -i PROMPT` (its stdout written to WORK/name.staticformer.txt) must print exactly what
+# run.c would print for llama-simple's text LLAMA_FILE (llama_simple_as_runc); sets sf_out, sf_err
+# and want_hex (that text as hex) in the caller.
+function(expect_llama_simple_tokens name model tokens prompt llama_file)
+  file(READ "${llama_file}" llama HEX)
+  llama_simple_as_runc(want "${llama}")
+  sf(run "${model}" -t 0 --tokens ${tokens} -i "${prompt}")
+  if(NOT sf_rc EQUAL 0)
+    message(FATAL_ERROR "staticformer run ${model}: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
+  endif()
+  file(WRITE "${WORK}/${name}.staticformer.txt" "${sf_out}")
+  file(READ "${WORK}/${name}.staticformer.txt" got HEX)
+  if(NOT got STREQUAL want)
+    message(FATAL_ERROR "${name}: staticformer run -t 0 does not print llama-simple's tokens "
+                        "(${WORK}/${name}.staticformer.txt vs ${llama_file})\nstaticformer (hex): ${got}\n"
+                        "llama-simple as run.c prints it (hex): ${want}\n${sf_err}")
+  endif()
+  set(sf_out "${sf_out}" PARENT_SCOPE)
+  set(sf_err "${sf_err}" PARENT_SCOPE)
+  set(want_hex "${want}" PARENT_SCOPE)
+endfunction()

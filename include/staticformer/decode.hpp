@@ -40,7 +40,9 @@
 //   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
 //   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too, over the
 //   copy stored panel by panel so that it streams: kernels::gemv_panels),
-//   and the buffers of a step (B rows) and of a prefill chunk (P rows).
+//   the buffers of a step (B rows) and of a prefill chunk (P rows), and, when B > 1, the logits of
+//   a step's rows (B, V) before they go to their streams' (a step of R < B active streams runs its
+//   R rows, padded, through each product: step(tokens, active)).
 // The cache of stream b is zeroed by reset(b), so positions past a stream's own are always
 // finite (0 or values this stream wrote), which keeps "probability 0 times a value" exactly 0.
 //
