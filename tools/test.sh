@@ -2,7 +2,7 @@
 # Installs what is missing, builds and runs the test suite twice:
 #   1. gcc    g++ -O2, warnings as errors: every test (compile-fail, install/find_package, examples,
 #             benchmarks built, the command's engines compiled on first use, firmware, cross, PyTorch
-#             under each BLAS).
+#             under each BLAS, the instruction-set variants: label isa).
 #   2. clang  clang -O1 -g1 with AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors:
 #             what clang and the sanitizers add: clang's compile-fail messages and constant
 #             evaluation, the fuzz harnesses, and every run-time test of the project's own programs,
@@ -11,7 +11,8 @@
 #             compilation of a whole model, minutes each; the engines' sources run sanitized through
 #             the precompiled nano engines, the readers through the unit tests and the fuzzers), the
 #             firmware and cross tests (their compilers are arm-none-eabi and aarch64 g++, not the
-#             suite's), the install tests (packaging) and the benchmarks.
+#             suite's), the install tests (packaging), the benchmarks and the instruction-set
+#             variants of the tests (label isa, STATICFORMER_ISA_TESTS: built in the gcc suite).
 # Every suite runs even when an earlier one fails. The last line is
 #   N passed, M failed
 # summed over the suites from ctest's results (a test whose program failed to build counts as
@@ -92,6 +93,7 @@ run_suite() {  # name compiler build-type ctest-args -- extra-cmake-args...
    "-LE ^(first_use|firmware)$ -E ^install_and_find_package$" -- \
    -DSTATICFORMER_SANITIZE=address,undefined -DSTATICFORMER_BUILD_BENCHMARKS=OFF -DSTATICFORMER_TEST_EVERY_BLAS=OFF \
    -DSTATICFORMER_FIRMWARE_TESTS=OFF -DSTATICFORMER_CROSS_AARCH64=OFF -DSTATICFORMER_CROSS_CORTEX_M4=OFF \
+   -DSTATICFORMER_ISA_TESTS=OFF \
    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
 
 echo "=== summary"
