@@ -268,8 +268,10 @@ int train(int argc, char** argv) {
   if (!o.tokenizer.empty()) meta["train.tokenizer"] = o.tokenizer;
   if (sf::status s = sf::io::save_model<arch>(o.out, tr->p, tok, meta); !s) return fail("train", o.out + ": " + s.message());
   std::printf("saved %s\n", o.out.c_str());
-  std::printf("final: steps %lld, train loss %.4f, val loss %.4f, tokens/s %.0f, seconds %.1f\n",
-              static_cast<long long>(tr->steps()), last_window, val_loss,
+  // (the format of examples/train's final line; without a time budget the whole schedule runs)
+  std::printf("final: steps %lld of %lld (100%% of the schedule), train loss %.4f, val loss %.4f, tokens/s %.0f, "
+              "seconds %.1f\n",
+              static_cast<long long>(tr->steps()), static_cast<long long>(total), last_window, val_loss,
               static_cast<double>(total * static_cast<std::int64_t>(trained.B * trained.T)) / seconds, seconds);
   return 0;
 }
