@@ -17,8 +17,9 @@
 // machine do not stretch; with --threads N the wall-clock time). Without --steps, the schedule is
 // sized to it (staticformer/budget.hpp): the first 2.5% of the budget (at least 20 steps) measure
 // the step rate, then the length N is fixed so that warm-up and cosine decay end at 95% of the
-// budget. Such a run depends on the machine's speed, so it is not bit-identical across machines or
-// runs. --steps N fixes the length: the same flags and seed give the same losses, bit for bit, on
+// budget, and if the rate falls later the rest of the schedule is shortened to fit (the curve
+// compressed from where it is, without a jump; a line says so). Such a run depends on the machine's
+// speed, so it is not bit-identical across machines or runs. --steps N fixes the length: the same flags and seed give the same losses, bit for bit, on
 // every run and every machine; it runs all N steps unless --seconds is also given and runs out
 // first, which it says (training stops there, saves, and can be resumed with --resume). --threads N
 // splits the matrix products over N threads (sf::thread_pool): the checkpoint is the same bit for
@@ -543,11 +544,16 @@ int run(options& o) {
       return 1;
     }
     const std::int64_t step = tr->steps();
-    if (budget.stepped(step)) {  // the probe is over: the schedule's length is fixed
+    const sf::time_budget::event e = budget.stepped(step);
+    if (e == sf::time_budget::event::sized) {  // the probe is over: the schedule's length is fixed
       set_eval_every();
       fmt::print("{}schedule: {} (measured: {} steps in {:.2f} {} seconds, {:.0f} steps/s; validation every {} steps)\n",
                  tty ? "\r\033[K" : "", schedule_text(), budget.probe_steps(), budget.probe_seconds(), clock_name,
                  static_cast<double>(budget.probe_steps()) / budget.probe_seconds(), o.eval_every);
+    } else if (e == sf::time_budget::event::shortened) {  // the rate fell: the rest compressed to fit
+      fmt::print("{}schedule: shortened to {} steps at step {} (the rate fell to {:.0f} steps/s; the rest of the "
+                 "cosine compressed into them)\n",
+                 tty ? "\r\033[K" : "", budget.total(), step, budget.last_rate());
     }
     const std::int64_t total = budget.planned(step);
     window_loss += r.loss;

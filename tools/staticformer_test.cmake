@@ -109,6 +109,24 @@ sf_ok(NO info "${WORK}/nano.safetensors")
 expect_match("info" "${sf_out}" "architecture: V=65 T=64 D=64 H=4 L=2 F=256 layernorm learned gelu_tanh tied bias, the shape nano")
 expect_match("info" "${sf_out}" "train.total_steps: 30")
 expect_match("info" "${sf_out}" "  products of this build:\n    float: [^\n]+\n    bf16: [^\n]+\n    int8: [^\n]+\n    cpu: this CPU has ")
+# --seconds S (issue #25; staticformer/budget.hpp): alone, the schedule is sized to S CPU seconds
+# from the step rate measured at its start (shortened if the rate falls), and all of it runs
+# inside S; with --steps N, a run the budget stops says so, and the final line says how much ran.
+sf_ok(NO train --config "${WORK}/nano.json" --data "${CORPUS}" --seconds 1.5 --eval-batches 4 --out "${WORK}/sized.safetensors")
+expect_match("train --seconds" "${sf_out}" "\nschedule: [0-9]+ steps of 256 tokens, [^\n]*\\(measured: [0-9]+ steps in ${num} CPU seconds")
+string(REGEX MATCHALL "\nschedule: (shortened to )?[0-9]+ steps" lengths "${sf_out}")
+list(GET lengths -1 sized)
+string(REGEX REPLACE "[^0-9]" "" sized "${sized}")
+expect_match("train --seconds" "${sf_out}" "final: steps ${sized} of ${sized} \\(100% of the schedule\\), train loss ${num}")
+if(NOT sf_out MATCHES "time: ${num} s wall clock, (${num}) s CPU" OR CMAKE_MATCH_1 GREATER 1.7)
+  message(FATAL_ERROR "train --seconds 1.5: not inside the budget (one step and one validation over at most):\n${sf_out}")
+endif()
+sf_ok(NO info "${WORK}/sized.safetensors")
+expect_match("info of the sized run" "${sf_out}" "train.total_steps: ${sized}\n")
+sf_ok(NO train --config "${WORK}/nano.json" --data "${CORPUS}" --steps 100000 --seconds 0.3 --out "${WORK}/cut.safetensors")
+expect_match("train --steps 100000 --seconds 0.3" "${sf_out}"
+             "stopped at step ([0-9]+) of 100000 by the budget of 0.3 CPU seconds \\(--seconds\\)\n")
+expect_match("train --steps 100000 --seconds 0.3" "${sf_out}" "final: steps [0-9]+ of 100000 \\(0% of the schedule\\)")
 sf_ok(NO --version)
 expect_match("--version" "${sf_out}" "^staticformer [0-9.]+\n  float: [^\n]+\n  bf16: [^\n]+\n  int8: [^\n]+\n  cpu: this CPU has ")
 # The same flags and seed: the same checkpoint, bit for bit.

@@ -4,9 +4,9 @@
 //   sf::time_budget budget({.seconds = 60}, {.max_lr = 4e-3, .warmup = 0.05}, /*steps=*/0);  // 0: sized
 //   budget.start(tr->steps());
 //   while (!budget.finished(tr->steps()) && !budget.out_of_time()) {
-//     tr->step(data, budget.schedule(), clip);
-//     budget.stepped(tr->steps());          // ends the probe when it is due: the length is then fixed
-//   }
+//     tr->step(data, budget.schedule(tr->steps()), clip);
+//     budget.stepped(tr->steps());          // ends the probe when it is due (sized), or shortens the
+//   }                                       //   rest of a sized schedule that would overrun (shortened)
 //   budget.settle(tr->steps());             // (a run stopped during the probe: its length now)
 //
 // The learning-rate schedule (linear warm-up, cosine to a floor: sf::lr_schedule) must end inside
@@ -17,9 +17,24 @@
 // the rates of the probe's two halves; warm-up and decay are those of N from then on. During the probe
 // each step uses the schedule of the length the rate measured so far gives (before the first step
 // an endless one, whose first learning rate is ~0), so the learning rate follows the final
-// schedule's warm-up without a jump when N is fixed. A sized run is therefore not the same bit for
-// bit on another machine or in another run; a fixed length (steps > 0) is, and the budget then
-// only stops it early (the caller says so).
+// schedule's warm-up without a jump when N is fixed.
+//
+// The rate can fall after the probe (a busy machine: another program on the other half of the
+// core, a lower clock), and a schedule sized at the probe's rate then runs past the budget and is
+// cut short. So a sized run keeps measuring: every `check` of the budget it takes the rate of the
+// steps since the last check, and when at that rate the rest of the schedule (its validations
+// included) would end past the middle of the margin (97.5% of the budget with `fill` 0.95), it
+// shortens the schedule so that it ends at `fill` again (or, that time passed, half-way to the
+// budget's end): the rest of the curve, from where the run is, is compressed into the steps that
+// still fit, so the learning rate goes on from its current value without a jump and still reaches
+// the floor at the last step (lr_schedule::at between whole steps). A rate that halves at once,
+// up to 85% of the budget, still ends inside it (test/test_budget.cpp); one that falls later, or
+// keeps falling faster than the checks see, can still be cut. A schedule is only shortened, never
+// lengthened (a machine growing faster leaves more of the margin unused). Cost: the curve of a
+// shortened run is not a plain warm-up and cosine of its final length (a run resumed from it,
+// examples/train --resume, goes on with the plain one of that length), and a sized run is not the
+// same bit for bit on another machine or in another run. A fixed length (steps > 0) is, and
+// is never shortened: the budget only stops it early (the caller says so).
 //
 // The clock: the CPU time of the process (one training thread: the time on one core, which other
 // programs on a busy machine do not stretch) or the wall clock (several threads, whose CPU time
@@ -76,7 +91,12 @@ class time_budget {
     double probe_seconds = 0.25;              //   at least this long (or a tenth of a shorter budget)
     std::int64_t probe_steps = 20;            //   and at least this many steps
     std::int64_t eval_every = 0;              // the caller's validations: every N steps (0: N / 10)
+    double check = 0.05;                      // a sized run re-measures the rate this often (a fraction
+                                              //   of the budget, at least the probe's length)
+    double (*time_source)() = nullptr;        // seconds from some origin, instead of `clock` (tests)
   };
+  // What stepped() did.
+  enum class event { none, sized, shortened };
 
   // steps > 0: a schedule of that length (the budget only limits it); 0: sized by a probe.
   time_budget(const options& o, const schedule_shape& shape, std::int64_t steps)
@@ -84,6 +104,7 @@ class time_budget {
 
   // Seconds on the budget's clock (from an arbitrary origin): to time a validation with.
   double now() const {
+    if (o_.time_source) return o_.time_source();
     if (o_.clock == budget_clock::cpu) return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
@@ -100,6 +121,8 @@ class time_budget {
 
   bool sizing() const { return total_ == 0; }   // still probing
   bool sized_by_probe() const { return probed_; }
+  int shortened() const { return shortened_; }  // how many times the rest of the schedule was shortened
+  double last_rate() const { return rate_; }    // steps per second at the last check (0: none yet)
   std::int64_t total() const { return total_; }  // 0 while probing
   // The length as planned so far: total(), or during the probe the current estimate (0 before a step).
   std::int64_t planned(std::int64_t steps) const {
@@ -109,8 +132,13 @@ class time_budget {
   bool finished(std::int64_t steps) const { return total_ > 0 && steps >= total_; }
 
   // The schedule of the next step (of the estimate during the probe; before its first step, of an
-  // endless run).
+  // endless run; once shortened, the probe's schedule at the point of its curve this step maps to,
+  // as a constant).
   lr_schedule schedule(std::int64_t steps) const {
+    if (shortened_ > 0) {
+      const double lr = shape_.of_length(sized_).at(from_ + static_cast<double>(steps - at_) * scale_);
+      return {.max_lr = lr, .min_lr = lr, .warmup_steps = 0, .total_steps = 1};
+    }
     const std::int64_t n = planned(steps);
     return shape_.of_length(n > steps ? n : std::int64_t{1'000'000'000'000});
   }
@@ -122,14 +150,15 @@ class time_budget {
     eval_seconds_ = seconds;
   }
 
-  // After a step: ends the probe when it is due, fixing the length; true when it did.
-  bool stepped(std::int64_t steps) {
-    if (total_ > 0) return false;
+  // After a step: ends the probe when it is due, fixing the length (sized); later, at each check,
+  // shortens the rest of a sized schedule that would overrun at the rate measured since the last one.
+  event stepped(std::int64_t steps) {
+    if (total_ > 0) return probed_ ? watch(steps) : event::none;
     const double t = step_seconds(), probe = probe_length();
     if (half_steps_ == 0 && t >= 0.5 * probe) half_steps_ = steps - start_steps_, half_seconds_ = t;
-    if (steps - start_steps_ < o_.probe_steps || t < probe) return false;
+    if (steps - start_steps_ < o_.probe_steps || t < probe) return event::none;
     settle(steps);
-    return true;
+    return event::sized;
   }
   // Fixes the length now if it is not yet (a run stopping during the probe).
   void settle(std::int64_t steps) {
@@ -138,6 +167,10 @@ class time_budget {
     probe_steps_ = steps - start_steps_;
     probe_seconds_ = step_seconds();
     total_ = steps > start_steps_ ? std::max(estimate(steps), steps) : std::max<std::int64_t>(steps, 1);
+    sized_ = total_;
+    every_ = o_.eval_every > 0 ? o_.eval_every : std::max<std::int64_t>(1, total_ / 10);
+    check_steps_ = steps;
+    check_seconds_ = probe_seconds_;
   }
   // The probe's length in seconds (with at least probe_steps steps).
   double probe_length() const {
@@ -161,6 +194,30 @@ class time_budget {
     return start_steps_ + steps_for_budget(o_.fill * o_.seconds, rate, eval_seconds_, o_.eval_every);
   }
 
+  // A check, when one is due: the rate since the last one, and the rest of the schedule shortened
+  // if at that rate it would end past the middle of the margin.
+  event watch(std::int64_t steps) {
+    const double t = step_seconds();
+    if (steps >= total_ || t - check_seconds_ < std::max(o_.check * o_.seconds, probe_length())) return event::none;
+    rate_ = static_cast<double>(steps - check_steps_) / (t - check_seconds_);
+    check_steps_ = steps;
+    check_seconds_ = t;
+    const double left = static_cast<double>(total_ - steps), used = elapsed();
+    const double need = left / rate_ + (left / static_cast<double>(every_) + 1.0) * eval_seconds_;
+    if (used + need <= 0.5 * (1.0 + o_.fill) * o_.seconds) return event::none;
+    const double room = std::max(o_.fill * o_.seconds - used, 0.5 * (o_.seconds - used));
+    const std::int64_t fits = steps_for_budget(room, rate_, eval_seconds_, every_);
+    if (fits >= total_ - steps) return event::none;
+    // The rest of the curve, from this step's point on it to the probe's end, over `fits` steps.
+    const double from = shortened_ > 0 ? from_ + static_cast<double>(steps - at_) * scale_ : static_cast<double>(steps);
+    from_ = from;
+    at_ = steps;
+    scale_ = (static_cast<double>(sized_) - from) / static_cast<double>(fits);
+    total_ = steps + fits;
+    ++shortened_;
+    return event::shortened;
+  }
+
   options o_;
   schedule_shape shape_;
   std::int64_t total_ = 0;
@@ -169,6 +226,11 @@ class time_budget {
   bool probed_ = false;
   std::int64_t probe_steps_ = 0, half_steps_ = 0;
   double probe_seconds_ = 0, half_seconds_ = 0;
+  // After the probe: its length, the validations' interval, the last check, the rate it measured;
+  // once shortened, step at_ is the point from_ of the probe's schedule and each step scale_ more.
+  std::int64_t sized_ = 0, every_ = 1, check_steps_ = 0, at_ = 0;
+  double check_seconds_ = 0, rate_ = 0, from_ = 0, scale_ = 1;
+  int shortened_ = 0;
 };
 
 }  // namespace sf
