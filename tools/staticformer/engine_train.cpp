@@ -290,15 +290,18 @@ int train(int argc, char** argv) {
     ++window_n;
     const std::int64_t step = tr->steps();
     const sf::time_budget::event e = budget.stepped(step);
-    if (e == sf::time_budget::event::sized)
-      fixed(), std::printf("schedule: %s (measured: %lld steps in %.2f %s seconds, %.0f steps/s)\n", schedule_text,
+    if (e == sf::time_budget::event::sized) {  // the probe is over: the schedule's length is fixed
+      fixed();
+      std::printf("schedule: %s (measured: %lld steps in %.2f %s seconds, %.0f steps/s)\n", schedule_text,
                   static_cast<long long>(budget.probe_steps()), budget.probe_seconds(), clock_name,
                   static_cast<double>(budget.probe_steps()) / budget.probe_seconds());
-    else if (e == sf::time_budget::event::shortened)
+      std::fflush(stdout);
+    } else if (e == sf::time_budget::event::shortened) {  // the rate fell: the rest compressed to fit
       std::printf("schedule: shortened to %lld steps at step %lld (the rate fell to %.0f steps/s; the rest of the "
                   "cosine compressed into them)\n",
                   static_cast<long long>(budget.total()), static_cast<long long>(step), budget.last_rate());
-    std::fflush(stdout);
+      std::fflush(stdout);
+    }
     if (every > 0 && (step % every == 0 || budget.finished(step))) {
       last_window = window / static_cast<double>(window_n);
       const double e0 = budget.now();
