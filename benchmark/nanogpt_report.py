@@ -42,7 +42,7 @@ def parse_staticformer(text):
     run = {"evals": [], "wall": None, "label": "staticformer"}
     for m in re.finditer(r"^step (\d+)/\d+: train loss ([\d.]+), val loss ([\d.]+)", text, re.M):
         run["evals"].append((int(m[1]), float(m[2]), float(m[3])))
-    m = re.search(r"^final: steps (\d+), train loss [\d.]+, val loss ([\d.]+), tokens/s [\d.]+, seconds ([\d.]+)", text, re.M)
+    m = re.search(r"^final: steps (\d+)(?: of \d+ \(\d+% of the schedule\))?, train loss [\d.]+, val loss ([\d.]+), tokens/s [\d.]+, seconds ([\d.]+)", text, re.M)
     if m:
         run["steps"], run["val_whole"], run["seconds"] = int(m[1]), float(m[2]), float(m[3])
     m = re.search(r"^wall ([\d.]+)(?: cpu ([\d.]+))? load ([\d.]+)", text, re.M)

@@ -12,21 +12,23 @@
 // 16 and 32 per token (and runs as fast per token as B 8 here); β2 0.999 beat 0.99 and
 // 0.95; a floor of 0 beat lr/10; weight decay 0.1 beat 0, 0.2 and 0.3.
 //
-// Time and determinism. The learning-rate schedule is a function of the step only, and
-// its length is fixed before training starts: --steps N, or by default
-// N = --seconds × the rate this program runs at on one core of the reference machine
-// (`reference_steps_per_second`). So the same flags and seed give the same losses, bit
-// for bit, on every run and every machine. --seconds is also a hard limit on the CPU time
-// of the training loop (the program is single-threaded: CPU time = time on one core, the
-// wall-clock time on an idle machine); on a slower CPU training stops there before N
-// steps, saves, and can be resumed with --resume. --threads N splits the matrix products over
-// N threads (sf::thread_pool): the checkpoint is the same bit for bit as with one thread, and
-// --seconds then limits the wall-clock time.
+// Time and determinism. --seconds S (default 60) is a budget for the training loop, on the CPU
+// time of this single-threaded program (the time on one core, which other programs on a busy
+// machine do not stretch; with --threads N the wall-clock time). Without --steps, the schedule is
+// sized to it (staticformer/budget.hpp): the first 2.5% of the budget (at least 20 steps) measure
+// the step rate, then the length N is fixed so that warm-up and cosine decay end at 95% of the
+// budget, and if the rate falls later the rest of the schedule is shortened to fit (the curve
+// compressed from where it is, without a jump; a line says so). Such a run depends on the machine's
+// speed, so it is not bit-identical across machines or runs. --steps N fixes the length: the same flags and seed give the same losses, bit for bit, on
+// every run and every machine; it runs all N steps unless --seconds is also given and runs out
+// first, which it says (training stops there, saves, and can be resumed with --resume). --threads N
+// splits the matrix products over N threads (sf::thread_pool): the checkpoint is the same bit for
+// bit as with one thread.
 //
 // Output (in --out): model.safetensors (docs/model.md checkpoint + tokenizer) and the optimizer
 // file it names, loss.csv, loss.png (gnuplot), sample.txt. The last line printed is
-//   final: steps N, train loss X, val loss Y, tokens/s Z, seconds S
-// X = mean training loss of the last 50 steps, Y = loss over the whole validation split,
+//   final: steps K of N (P% of the schedule), train loss X, val loss Y, tokens/s Z, seconds S
+// K = steps run, N = the schedule's length, X = mean training loss of the last 50 steps, Y = loss over the whole validation split,
 // S = wall-clock training time (steps and periodic validation), Z = tokens trained / S.
 // The line before it gives the CPU time as well.
 #include <unistd.h>
@@ -53,6 +55,7 @@
 
 #include <fmt/core.h>
 
+#include "staticformer/budget.hpp"
 #include "staticformer/cpu_report.hpp"
 #include "staticformer/data.hpp"
 #include "staticformer/io/checkpoint.hpp"
@@ -96,16 +99,10 @@ namespace {
 
 constexpr sf::config C = sf::configs::nano;
 
-// Sets the default schedule length. Before issue #11's speed-ups this program sustained
-// 300–340 steps per CPU second on one core of the reference machine (2.5 GHz Xeon, AVX-512,
-// g++ 12 -O3 -march=native) and the constant was 240; the training step is now 1.8x faster
-// (sf_bench_train), and an AMD EPYC (Zen 5) core runs about 930 steps per CPU second,
-// validation included. 480 keeps the 60 s default within budget on the slower of the two.
-constexpr double reference_steps_per_second = 480.0;
-
 struct options {
-  double seconds = 60;
-  std::int64_t steps = 0;  // 0: seconds × reference_steps_per_second
+  double seconds = 60;         // the budget (CPU seconds; wall-clock with --threads > 1)
+  bool seconds_given = false;  // --seconds given: a limit for --steps and --resume too
+  std::int64_t steps = 0;      // 0: sized to the budget (staticformer/budget.hpp)
   std::uint64_t seed = 1;
   std::string out = "out/train";
   std::string data = "";
@@ -154,9 +151,11 @@ void apply(const sf::io::training_settings& s, options& o) {
 void usage(std::FILE* to) {
   std::fprintf(to,
                "usage: train [--seconds S] [--steps N] [--seed K] [--out DIR] [--resume DIR] [options]\n"
-               "  --seconds S      budget of CPU seconds on one core, > 0 (default 60); the default schedule is\n"
-               "                   S x %.0f steps, the reference machine's rate\n"
-               "  --steps N        schedule length in steps, >= 1 (overrides the one derived from --seconds)\n"
+               "  --seconds S      budget of the training loop in CPU seconds on one core, > 0 (default 60): the\n"
+               "                   schedule is sized to end within it, from the step rate measured over its\n"
+               "                   first 2.5%% (not reproducible bit for bit); with --steps or --resume, only a limit\n"
+               "  --steps N        schedule length in steps, >= 1: runs all N (reproducible), unless --seconds\n"
+               "                   is also given and runs out first\n"
                "  --seed K         initialisation, data order and sampling (default 1)\n"
                "  --out DIR        output directory (default out/train; with --resume: the resumed directory)\n"
                "  --resume DIR     continue the run saved in DIR (its schedule and settings are kept)\n"
@@ -172,11 +171,10 @@ void usage(std::FILE* to) {
                "  --sample N       characters to generate at the end (400; 0: none)\n"
                "  --no-plot        do not run gnuplot\n"
                "  --threads N      split the matrix products over N threads, 1 to 64 (default 1): the same\n"
-               "                   results bit for bit; --seconds then limits wall-clock time\n"
+               "                   results bit for bit; --seconds then counts wall-clock time\n"
                "  --precision P    f32 (default: exact float32) or bf16 (the products of the linear layers\n"
                "                   and the head with bf16 operands, float32 sums; weights, optimizer and\n"
-               "                   checkpoint stay float32); a resumed run needs the precision it began with\n",
-               reference_steps_per_second);
+               "                   checkpoint stay float32); a resumed run needs the precision it began with\n");
 }
 
 bool parse(int argc, char** argv, options& o) {
@@ -207,7 +205,7 @@ bool parse(int argc, char** argv, options& o) {
       out = static_cast<std::remove_reference_t<decltype(out)>>(v);
     };
     constexpr std::int64_t max_steps = sf::io::training_settings::max_steps;
-    if (a == "--seconds") number(o.seconds, {.min = 0, .max = 1e9, .min_open = true});
+    if (a == "--seconds") number(o.seconds, {.min = 0, .max = 1e9, .min_open = true}), o.seconds_given = true;
     else if (a == "--steps") setting("total_steps");
     else if (a == "--seed") setting("seed");
     else if (a == "--out") o.out = value();
@@ -468,14 +466,24 @@ int run(options& o) {
     tr->opt.options = {.beta1 = 0.9, .beta2 = o.beta2, .eps = 1e-8, .weight_decay = o.weight_decay,
                        .decay = sf::decay_on::matrices};
   }
-  const std::int64_t total = o.steps > 0 ? o.steps
-                                         : std::max<std::int64_t>(
-                                               1, static_cast<std::int64_t>(o.seconds * reference_steps_per_second));
-  if (o.eval_every <= 0) o.eval_every = std::max<std::int64_t>(1, total / 10);
-  const sf::lr_schedule schedule{.max_lr = o.lr,
-                                 .min_lr = o.lr * o.min_lr_ratio,
-                                 .warmup_steps = static_cast<std::int64_t>(o.warmup * static_cast<double>(total)),
-                                 .total_steps = total};
+  // The schedule's length: --steps N (or the resumed run's), else sized to the budget by a probe
+  // (staticformer/budget.hpp). The budget limits the loop by default and whenever --seconds is given.
+  const bool limited = o.steps <= 0 || o.seconds_given;
+  const char* clock_name = o.threads > 1 ? "wall-clock" : "CPU";
+  sf::time_budget budget({.seconds = limited ? o.seconds : HUGE_VAL,
+                          .clock = o.threads > 1 ? sf::budget_clock::wall : sf::budget_clock::cpu,
+                          .eval_every = o.eval_every},
+                         {.max_lr = o.lr, .min_lr = o.lr * o.min_lr_ratio, .warmup = o.warmup}, o.steps);
+  const std::string limit_text = limited ? fmt::format("limit {:g} {} seconds", o.seconds, clock_name) : "no time limit";
+  auto set_eval_every = [&] {
+    if (o.eval_every <= 0) o.eval_every = std::max<std::int64_t>(1, budget.total() / 10);
+  };
+  auto schedule_text = [&] {
+    const std::int64_t total = budget.total();
+    const sf::lr_schedule s = budget.schedule(0);
+    return fmt::format("{} steps ({} tokens), AdamW lr {:g} warm-up {} steps, cosine to {:g}", total,
+                       total * static_cast<std::int64_t>(C.B * C.T), o.lr, s.warmup_steps, s.min_lr);
+  };
 
   fmt::print("staticformer train: nano (V {} T {} D {} H {} L {} F {}), B {}, {} products, {} parameters, {:.1f} MB "
              "of training state\n",
@@ -483,11 +491,18 @@ int run(options& o) {
              static_cast<double>(sizeof(sf::trainer<TC>)) / (1 << 20));
   fmt::print("corpus {}: {} chars, vocabulary {}, train {} / validation {} tokens\n", corpus_path, text.size(),
              tok.size(), data.train_size(), data.val_size());
-  fmt::print("schedule: {} steps ({} tokens), AdamW lr {:g} warm-up {} steps, cosine to {:g}, wd {:g}, clip {:g}; "
-             "seed {}; limit {:g} CPU seconds\n",
-             total, total * static_cast<std::int64_t>(C.B * C.T), o.lr, schedule.warmup_steps, schedule.min_lr,
-             tr->opt.options.weight_decay, o.clip, o.seed, o.seconds);
-  fmt::print("validation every {} steps on {} windows spread over the split; at the end on all {}\n", o.eval_every,
+  if (budget.sizing())
+    fmt::print("schedule: sized to the budget of {:g} {} seconds (the step rate measured over its first {:.2f} s, "
+               "at least {} steps; warm-up {:g}% and cosine to {:g} end at {:g}% of it), AdamW lr {:g}, wd {:g}, clip {:g}; "
+               "seed {}\n",
+               o.seconds, clock_name, budget.probe_length(), budget.settings().probe_steps, 100 * o.warmup,
+               o.lr * o.min_lr_ratio, 100 * budget.settings().fill, o.lr, tr->opt.options.weight_decay, o.clip, o.seed);
+  else
+    fmt::print("schedule: {}, wd {:g}, clip {:g}; seed {}; {}\n", schedule_text(), tr->opt.options.weight_decay, o.clip,
+               o.seed, limit_text);
+  if (!budget.sizing()) set_eval_every();
+  fmt::print("validation {} on {} windows spread over the split; at the end on all {}\n",
+             o.eval_every > 0 ? fmt::format("every {} steps", o.eval_every) : std::string("every tenth of the schedule"),
              std::min(o.eval_batches * C.B, data.val_windows()), data.val_windows());
   if (resuming) fmt::print("resumed from {} at step {}\n", o.resume, tr->steps());
   std::fflush(stdout);
@@ -496,7 +511,9 @@ int run(options& o) {
   const bool tty = ::isatty(::fileno(stdout)) != 0;
   const std::int64_t start_step = tr->steps();
   if (!resuming) {
+    const double e0 = budget.now();
     const double v0 = tr->evaluate(data, o.eval_batches);
+    budget.validated(budget.now() - e0);  // what a validation costs, for the sizing
     fmt::print("step 0: val loss {:.4f}\n", v0);
     rows.push_back({0, 0.0, 0.0, NAN, v0});
   }
@@ -506,19 +523,20 @@ int run(options& o) {
   const sf::use_threads use_pool(pool);
   const auto t0 = clock_type::now();
   const std::clock_t c0 = std::clock();
+  budget.start(tr->steps());
   double window_loss = 0;
   std::int64_t window_n = 0;
   std::string stop_reason;
-  while (tr->steps() < total) {
+  while (!budget.finished(tr->steps())) {
     if (interrupted) {
-      stop_reason = "interrupted";
+      stop_reason = "(interrupted)";
       break;
     }
-    if ((o.threads > 1 ? since(t0) : cpu_since(c0)) >= o.seconds) {
-      stop_reason = fmt::format("the limit of {:g} CPU seconds ran out", o.seconds);
+    if (budget.out_of_time()) {
+      stop_reason = fmt::format("by the budget of {:g} {} seconds (--seconds)", o.seconds, clock_name);
       break;
     }
-    const sf::step_result r = tr->step(data, schedule, o.clip);
+    const sf::step_result r = tr->step(data, budget.schedule(tr->steps()), o.clip);
     if (!std::isfinite(r.loss) || !r.updated) {
       std::fprintf(stderr, "\ntrain: step %lld: loss %g, gradient norm %g — stopping\n",
                    static_cast<long long>(tr->steps() + 1), static_cast<double>(r.loss),
@@ -526,10 +544,26 @@ int run(options& o) {
       return 1;
     }
     const std::int64_t step = tr->steps();
+    const sf::time_budget::event e = budget.stepped(step);
+    if (e == sf::time_budget::event::sized) {  // the probe is over: the schedule's length is fixed
+      set_eval_every();
+      fmt::print("{}schedule: {} (measured: {} steps in {:.2f} {} seconds, {:.0f} steps/s; validation every {} steps)\n",
+                 tty ? "\r\033[K" : "", schedule_text(), budget.probe_steps(), budget.probe_seconds(), clock_name,
+                 static_cast<double>(budget.probe_steps()) / budget.probe_seconds(), o.eval_every);
+    } else if (e == sf::time_budget::event::shortened) {  // the rate fell: the rest compressed to fit
+      fmt::print("{}schedule: shortened to {} steps at step {} (the rate fell to {:.0f} steps/s; the rest of the "
+                 "cosine compressed into them)\n",
+                 tty ? "\r\033[K" : "", budget.total(), step, budget.last_rate());
+    }
+    const std::int64_t total = budget.planned(step);
     window_loss += r.loss;
     ++window_n;
     double val = NAN;
-    if (step % o.eval_every == 0 || step == total) val = tr->evaluate(data, o.eval_batches);
+    if (o.eval_every > 0 && (step % o.eval_every == 0 || budget.finished(step))) {
+      const double e0 = budget.now();
+      val = tr->evaluate(data, o.eval_batches);
+      budget.validated(budget.now() - e0);
+    }
     const double secs = elapsed_before + since(t0);
     rows.push_back({step, secs, r.lr, r.loss, val});
 
@@ -549,16 +583,18 @@ int run(options& o) {
                  width - filled, step, total, r.loss, rate_string(tps), clock_string(left));
     }
     std::fflush(stdout);
-    if (o.stop_after > 0 && step >= o.stop_after && step < total) {
-      stop_reason = fmt::format("--stop-after {}", o.stop_after);
+    if (o.stop_after > 0 && step >= o.stop_after && !budget.finished(step)) {
+      stop_reason = fmt::format("by --stop-after {}", o.stop_after);
       break;
     }
   }
+  budget.settle(tr->steps());  // (a run stopped during the probe: its length from the rate so far)
+  set_eval_every();
+  const std::int64_t total = budget.total();
   const double seconds = elapsed_before + since(t0);
   const double cpu_seconds = cpu_before + cpu_since(c0);
   if (tty) fmt::print("\r\033[K");
 
-  // ---- results
   const bool finished = tr->steps() >= total;
   const double val_loss = tr->evaluate(data);  // the whole validation split
   double train_loss = 0;
@@ -600,13 +636,14 @@ int run(options& o) {
     fmt::print("---- sample (temperature 0.8) ----\n{}\n----------------------------------\n", sample);
   }
   if (!finished)
-    fmt::print("stopped at step {} of {} ({}); continue with: train --resume {}\n", tr->steps(), total,
-               stop_reason.empty() ? "stopped" : stop_reason, o.out);
+    fmt::print("stopped at step {} of {} {}; continue with: train --resume {}\n", tr->steps(), total,
+               stop_reason.empty() ? "(stopped)" : stop_reason, o.out);
   const double tokens = static_cast<double>(tr->steps() * static_cast<std::int64_t>(C.B * C.T));
   fmt::print("time: {:.1f} s wall clock, {:.1f} s CPU ({:.0f} tokens per CPU second)\n", seconds, cpu_seconds,
              tokens / cpu_seconds);
-  fmt::print("final: steps {}, train loss {:.4f}, val loss {:.4f}, tokens/s {:.0f}, seconds {:.1f}\n", tr->steps(),
-             train_loss, val_loss, tokens / seconds, seconds);
+  fmt::print("final: steps {} of {} ({}% of the schedule), train loss {:.4f}, val loss {:.4f}, tokens/s {:.0f}, "
+             "seconds {:.1f}\n",
+             tr->steps(), total, tr->steps() * 100 / total, train_loss, val_loss, tokens / seconds, seconds);
   return 0;
 }
 }  // namespace

@@ -1,5 +1,5 @@
 # Tests of examples/train, run by CTest:
-#   cmake -DMODE=loss_falls|resume|threads -DTRAIN=<path to train> -DWORK=<scratch dir> -P train_test.cmake
+#   cmake -DMODE=loss_falls|resume|threads|precision|budget -DTRAIN=<path to train> -DWORK=<scratch dir> -P train_test.cmake
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -14,14 +14,16 @@ function(run_train out_var)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
-# The values of the `final:` line.
+# The values of the `final:` line (steps run, the schedule's length, the percentage run, losses).
 function(parse_final text prefix)
-  if(NOT text MATCHES "final: steps ([0-9]+), train loss ([0-9.]+), val loss ([0-9.]+), tokens/s ([0-9]+), seconds ([0-9.]+)\n?$")
+  if(NOT text MATCHES "final: steps ([0-9]+) of ([0-9]+) \\(([0-9]+)% of the schedule\\), train loss ([0-9.]+), val loss ([0-9.]+), tokens/s ([0-9]+), seconds ([0-9.]+)\n?$")
     message(FATAL_ERROR "no well-formed `final:` line at the end of the output")
   endif()
   set(${prefix}_steps "${CMAKE_MATCH_1}" PARENT_SCOPE)
-  set(${prefix}_train "${CMAKE_MATCH_2}" PARENT_SCOPE)
-  set(${prefix}_val "${CMAKE_MATCH_3}" PARENT_SCOPE)
+  set(${prefix}_total "${CMAKE_MATCH_2}" PARENT_SCOPE)
+  set(${prefix}_percent "${CMAKE_MATCH_3}" PARENT_SCOPE)
+  set(${prefix}_train "${CMAKE_MATCH_4}" PARENT_SCOPE)
+  set(${prefix}_val "${CMAKE_MATCH_5}" PARENT_SCOPE)
 endfunction()
 
 # The tensors of a model.safetensors as hex: its data section, after the 8-byte header length and
@@ -38,7 +40,8 @@ function(tensor_bytes file out_var)
   set(${out_var} "${data}" PARENT_SCOPE)
 endfunction()
 
-set(common --eval-batches 4 --sample 80 --no-plot --seconds 3600 --seed 3)
+# (no --seconds: --steps N alone runs all N steps, however slow the build, e.g. with sanitizers)
+set(common --eval-batches 4 --sample 80 --no-plot --seed 3)
 
 if(MODE STREQUAL "loss_falls")
   run_train(out --steps 300 --out "${WORK}/run" ${common})
@@ -47,8 +50,8 @@ if(MODE STREQUAL "loss_falls")
   endif()
   set(initial "${CMAKE_MATCH_1}")
   parse_final("${out}" f)
-  if(NOT f_steps EQUAL 300)
-    message(FATAL_ERROR "expected 300 steps, ran ${f_steps}")
+  if(NOT f_steps EQUAL 300 OR NOT f_total EQUAL 300 OR NOT f_percent EQUAL 100)
+    message(FATAL_ERROR "expected 300 steps of 300 (100%), ran ${f_steps} of ${f_total} (${f_percent}%)")
   endif()
   # ln 65 = 4.17 at initialisation; the character unigram entropy of the text is 3.3 nats.
   if(initial LESS 4.0 OR initial GREATER 4.35)
@@ -166,6 +169,55 @@ elseif(MODE STREQUAL "precision")
     message(FATAL_ERROR "the resumed bf16 model differs from the continuous one")
   endif()
   message(STATUS "300 steps: val loss float32 ${f_val}, bf16 ${h_val}; bf16 on 2 threads and resumed: same bits")
+elseif(MODE STREQUAL "budget")
+  # --seconds S alone (issue #25): the schedule is sized from the step rate measured at its start
+  # (staticformer/budget.hpp), so all of it runs inside S CPU seconds on any machine or build
+  # (sanitizers included). The budget is counted in CPU time, which a loaded machine does not
+  # stretch; a rate that still falls after the probe (both cores busy: about 1 run in 6 ran past
+  # the 5% margin before) is measured again every tenth of a second here and the rest of the
+  # schedule shortened to fit, so one run must complete it.
+  set(budget 2)
+  set(quick --eval-batches 4 --sample 0 --no-plot --seed 3)
+  run_train(out --seconds ${budget} --out "${WORK}/sized" ${quick})
+  parse_final("${out}" s)
+  if(NOT out MATCHES "schedule: ([0-9]+) steps [^\n]*\\(measured: ([0-9]+) steps in ([0-9.]+) CPU seconds")
+    message(FATAL_ERROR "no line giving the sized schedule and the measured step rate")
+  endif()
+  set(sized "${CMAKE_MATCH_1}")
+  # (shortened: the length of the last `schedule: shortened to N steps` line)
+  string(REGEX MATCHALL "schedule: shortened to [0-9]+ steps" shortened "${out}")
+  if(shortened)
+    list(GET shortened -1 last)
+    string(REGEX REPLACE "[^0-9]" "" sized "${last}")
+    message(STATUS "the rate fell after the probe: ${shortened}")
+  endif()
+  if(NOT s_percent EQUAL 100 OR NOT s_steps EQUAL s_total OR NOT s_total EQUAL sized)
+    message(FATAL_ERROR "--seconds ${budget}: ran ${s_steps} of ${s_total} steps (${s_percent}%; sized to ${sized})\n${out}")
+  endif()
+  if(NOT out MATCHES "time: [0-9.]+ s wall clock, ([0-9.]+) s CPU")
+    message(FATAL_ERROR "no `time:` line")
+  endif()
+  set(cpu "${CMAKE_MATCH_1}")
+  # The loop checks the budget before each step: past it by at most one step and one validation of
+  # 4 batches (milliseconds; tens of them with sanitizers), so 0.2 s over is a failure. And the
+  # schedule is sized to 95% of the budget: under half of it means the sizing is wrong.
+  execute_process(COMMAND awk "BEGIN { exit !(${cpu} <= ${budget} + 0.2 && ${cpu} >= 0.5 * ${budget}) }"
+                  RESULT_VARIABLE within)
+  if(NOT within EQUAL 0)
+    message(FATAL_ERROR "--seconds ${budget}: the sized schedule took ${cpu} CPU seconds")
+  endif()
+  # --steps N with a budget too short for it: cut short, and said so (and resumable).
+  run_train(cut --steps 100000 --seconds 0.3 --out "${WORK}/cut" ${quick})
+  parse_final("${cut}" c)
+  if(NOT cut MATCHES "stopped at step ${c_steps} of 100000 by the budget of 0.3 CPU seconds")
+    message(FATAL_ERROR "--steps 100000 --seconds 0.3 did not say that the budget stopped it")
+  endif()
+  math(EXPR c_expected "${c_steps} * 100 / 100000")
+  if(NOT c_total EQUAL 100000 OR NOT c_steps LESS 100000 OR NOT c_percent EQUAL c_expected)
+    message(FATAL_ERROR "--steps 100000 --seconds 0.3: ${c_steps} of ${c_total} (${c_percent}%)")
+  endif()
+  message(STATUS "--seconds ${budget}: ${s_steps} of ${s_total} steps in ${cpu} CPU s; --steps 100000 --seconds 0.3 "
+                 "stopped at ${c_steps}")
 else()
-  message(FATAL_ERROR "MODE must be loss_falls, resume, threads or precision")
+  message(FATAL_ERROR "MODE must be loss_falls, resume, threads, precision or budget")
 endif()

@@ -283,11 +283,14 @@ struct lr_schedule {
   std::int64_t warmup_steps = 0;
   std::int64_t total_steps = 1;
 
-  constexpr double operator()(std::int64_t step) const {
-    if (step < warmup_steps) return max_lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
-    if (step >= total_steps) return min_lr;
-    const double progress =
-        static_cast<double>(step - warmup_steps) / static_cast<double>(total_steps - warmup_steps);
+  constexpr double operator()(std::int64_t step) const { return at(static_cast<double>(step)); }
+  // At a fractional step: the same curve between the steps (a schedule compressed into fewer steps,
+  // staticformer/budget.hpp). At a whole step the same bits as operator() (exact in double).
+  constexpr double at(double step) const {
+    const double warmup = static_cast<double>(warmup_steps), total = static_cast<double>(total_steps);
+    if (step < warmup) return max_lr * (step + 1.0) / warmup;
+    if (step >= total) return min_lr;
+    const double progress = (step - warmup) / (total - warmup);
     return min_lr + 0.5 * (max_lr - min_lr) * (1.0 + math::cos(3.14159265358979323846 * progress));
   }
 };

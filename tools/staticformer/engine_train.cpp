@@ -1,7 +1,7 @@
 // The `staticformer` command's training executable for one architecture and one set of run
 // settings (engine.hpp: SF_ENGINE_BATCH sequences a step, SF_ENGINE_PRECISION products):
 //
-//   train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [--tokenizer TOKENIZER.bin]
+//   train --config FILE.json --data TEXT (--steps N | --seconds S) --out MODEL.safetensors [--tokenizer TOKENIZER.bin]
 //         [--lr X] [--seed K] [--threads N] [--eval-every N] [--batch B] [--precision P]
 //         [--min-lr-ratio R] [--warmup F] [--beta2 X] [--clip X] [--eval-batches N]
 //   bench [MODEL | --config FILE.json] [--steps N] [--batch B] [--precision P]
@@ -16,7 +16,11 @@
 // parts, progress every --eval-every steps (the validation loss over --eval-batches batches), then
 // the checkpoint: docs/model.md's tensors and metadata, the tokenizer (tokenizer.vocab, or
 // tokenizer.bpe: staticformer/io/any_tokenizer.hpp) and the run's settings (train.*). The same
-// flags and seed give the same file, bit for bit.
+// flags and seed give the same file, bit for bit — with --steps N alone. --seconds S is a budget
+// for the training loop (CPU seconds; wall-clock with --threads > 1), sf::time_budget as
+// examples/train uses it: alone, the schedule's length is sized to it from the step rate measured
+// at its start (and shortened if the rate falls), which no two runs do alike; with --steps N it
+// stops a run that has not finished, and says so.
 // bench: the time of a training step (forward, backward, AdamW) on random tokens: median of N.
 // --config, --batch and --precision were read by `staticformer` to choose this executable; here
 // they are checked against what it was compiled for.
@@ -38,6 +42,7 @@
 #include "../generate/peak.hpp"
 #include "bpe_vocab.hpp"
 #include "engine.hpp"
+#include "staticformer/budget.hpp"
 #include "staticformer/data.hpp"
 #include "staticformer/init.hpp"
 #include "staticformer/io/any_tokenizer.hpp"
@@ -75,6 +80,7 @@ struct options {
   std::string config, data, out, model, tokenizer;
   sf::io::training_settings run;  // steps, lr, seed, ... (checked by its rules)
   double beta2 = 0.999;  // AdamW's (not a training_settings field: stored as train.beta2)
+  double seconds = 0;  // --seconds: the training loop's budget (0: none)
   std::size_t threads = 1;
   std::size_t batch = trained.B;
   sf::precision_kind precision = trained.precision;
@@ -99,6 +105,11 @@ std::string parse(int argc, char** argv, options& o, bool bench) {
     } else if (a == "--beta2" && !bench) {
       constexpr sf::io::number_range open_unit{.min = 0, .max = 1, .min_open = true, .max_open = true};
       if (sf::status s = sf::io::parse_number(std::string_view(argv[++i]), o.beta2, open_unit); !s)
+        return a + ": " + s.message();
+    } else if (a == "--seconds" && !bench) {
+      if (sf::status s = sf::io::parse_number(std::string_view(argv[++i]), o.seconds,
+                                              sf::io::number_range{.min = 0, .max = 1e9, .min_open = true});
+          !s)
         return a + ": " + s.message();
     } else if (a == "--threads") {
       if (sf::status s = sf::io::parse_integer(std::string_view(argv[++i]), o.threads, std::size_t{1}, std::size_t{64}); !s)
@@ -179,9 +190,9 @@ int train(int argc, char** argv) {
   options o;
   if (std::string e = parse(argc, argv, o, false); !e.empty()) return fail("train", e, 2);
   warn_emulated("train");
-  if (o.data.empty() || o.out.empty() || o.run.total_steps == 0)
-    return fail("train", "usage: staticformer train --config FILE.json --data TEXT --steps N --out MODEL.safetensors "
-                         "[--tokenizer TOKENIZER.bin]", 2);
+  if (o.data.empty() || o.out.empty() || (o.run.total_steps == 0 && o.seconds == 0))
+    return fail("train", "usage: staticformer train --config FILE.json --data TEXT (--steps N | --seconds S) "
+                         "--out MODEL.safetensors [--tokenizer TOKENIZER.bin]", 2);
   std::string text;
   if (std::string why = read_corpus(o.data, text); !why.empty() || text.empty())
     return fail("train", "the corpus '" + o.data + "': " + (why.empty() ? "it is empty" : why));
@@ -216,50 +227,103 @@ int train(int argc, char** argv) {
   auto tr = std::make_unique<sf::trainer<trained>>();
   sf::init_params(tr->p, o.run.seed);
   tr->opt.options = {.beta1 = 0.9, .beta2 = o.beta2, .eps = 1e-8, .weight_decay = 0.1, .decay = sf::decay_on::matrices};
-  const std::int64_t total = o.run.total_steps;
-  const std::int64_t every = o.run.eval_every > 0 ? o.run.eval_every : std::max<std::int64_t>(1, total / 10);
-  const sf::lr_schedule schedule{.max_lr = o.run.lr,
-                                 .min_lr = o.run.lr * o.run.min_lr_ratio,
-                                 .warmup_steps = static_cast<std::int64_t>(o.run.warmup * static_cast<double>(total)),
-                                 .total_steps = total};
+  // The schedule: --steps N, or sized to --seconds S by a probe (staticformer/budget.hpp); the
+  // budget, when given, limits the loop.
+  const bool limited = o.seconds > 0;
+  const char* clock_name = o.threads > 1 ? "wall-clock" : "CPU";
+  sf::time_budget budget({.seconds = limited ? o.seconds : HUGE_VAL,
+                          .clock = o.threads > 1 ? sf::budget_clock::wall : sf::budget_clock::cpu,
+                          .eval_every = o.run.eval_every},
+                         {.max_lr = o.run.lr, .min_lr = o.run.lr * o.run.min_lr_ratio, .warmup = o.run.warmup},
+                         o.run.total_steps);
+  std::int64_t every = 0;  // the validations' interval, once the length is fixed
+  char schedule_text[256];  // the schedule, once the length is fixed
+  auto fixed = [&] {
+    every = o.run.eval_every > 0 ? o.run.eval_every : std::max<std::int64_t>(1, budget.total() / 10);
+    std::snprintf(schedule_text, sizeof schedule_text, "%lld steps of %zu tokens, AdamW lr %g (warm-up %lld, cosine to %g)",
+                  static_cast<long long>(budget.total()), trained.B * trained.T, o.run.lr,
+                  static_cast<long long>(budget.schedule(0).warmup_steps), o.run.lr * o.run.min_lr_ratio);
+  };
+  char limit_text[400];  // the schedule, and the budget
+  if (budget.sizing()) {
+    std::snprintf(limit_text, sizeof limit_text, "schedule sized to %g %s seconds (the step rate measured over its "
+                  "first %.2f s, warm-up and cosine ending at %g%% of them)", o.seconds, clock_name,
+                  budget.probe_length(), 100 * budget.settings().fill);
+  } else {
+    fixed();
+    if (limited)
+      std::snprintf(limit_text, sizeof limit_text, "%s, limit %g %s seconds", schedule_text, o.seconds, clock_name);
+    else
+      std::snprintf(limit_text, sizeof limit_text, "%s", schedule_text);
+  }
   const std::size_t eval_batches = static_cast<std::size_t>(o.run.eval_batches);
   std::printf("staticformer train: %s; B %zu, %s products, %zu parameters\n", sf::io::describe(arch).c_str(),
               trained.B, sf::to_string(trained.precision), sf::parameter_count<sf::params<arch>>);
-  std::printf("corpus %s: %zu bytes, %s; %lld steps of %zu tokens, AdamW lr %g (warm-up %lld, cosine to %g), "
-              "beta2 %g, clip %g, seed %llu, %zu thread%s\n",
-              o.data.c_str(), text.size(), tokens_text.c_str(), static_cast<long long>(total), trained.B * trained.T, o.run.lr,
-              static_cast<long long>(schedule.warmup_steps), schedule.min_lr, o.beta2, o.run.clip,
+  std::printf("corpus %s: %zu bytes, %s; %s, beta2 %g, clip %g, seed %llu, %zu thread%s\n", o.data.c_str(),
+              text.size(), tokens_text.c_str(), limit_text, o.beta2, o.run.clip,
               static_cast<unsigned long long>(o.run.seed), o.threads, o.threads == 1 ? "" : "s");
   std::fflush(stdout);
 
   const sf::thread_pool pool(o.threads);
   const sf::use_threads use_pool(pool);
+  if (budget.sizing()) {  // what a validation costs, for the sizing
+    const double e0 = budget.now();
+    const double v0 = tr->evaluate(data, eval_batches);
+    budget.validated(budget.now() - e0);
+    std::printf("step 0: val loss %.4f\n", v0);
+  }
   const auto t0 = clock_type::now();
   const std::clock_t c0 = std::clock();
+  budget.start(0);
   double window = 0, last_window = NAN;
   std::int64_t window_n = 0;
-  while (tr->steps() < total) {
-    const sf::step_result r = tr->step(data, schedule, o.run.clip);
+  bool out_of_time = false;
+  while (!budget.finished(tr->steps())) {
+    if (budget.out_of_time()) {
+      out_of_time = true;
+      break;
+    }
+    const sf::step_result r = tr->step(data, budget.schedule(tr->steps()), o.run.clip);
     if (!std::isfinite(r.loss) || !r.updated)
       return fail("train", "step " + std::to_string(tr->steps() + 1) + ": the loss or the gradient is not finite");
     window += r.loss;
     ++window_n;
     const std::int64_t step = tr->steps();
-    if (step % every == 0 || step == total) {
+    const sf::time_budget::event e = budget.stepped(step);
+    if (e == sf::time_budget::event::sized) {  // the probe is over: the schedule's length is fixed
+      fixed();
+      std::printf("schedule: %s (measured: %lld steps in %.2f %s seconds, %.0f steps/s)\n", schedule_text,
+                  static_cast<long long>(budget.probe_steps()), budget.probe_seconds(), clock_name,
+                  static_cast<double>(budget.probe_steps()) / budget.probe_seconds());
+      std::fflush(stdout);
+    } else if (e == sf::time_budget::event::shortened) {  // the rate fell: the rest compressed to fit
+      std::printf("schedule: shortened to %lld steps at step %lld (the rate fell to %.0f steps/s; the rest of the "
+                  "cosine compressed into them)\n",
+                  static_cast<long long>(budget.total()), static_cast<long long>(step), budget.last_rate());
+      std::fflush(stdout);
+    }
+    if (every > 0 && (step % every == 0 || budget.finished(step))) {
       last_window = window / static_cast<double>(window_n);
+      const double e0 = budget.now();
       const double val = tr->evaluate(data, eval_batches);
+      budget.validated(budget.now() - e0);
       std::printf("step %lld/%lld: train loss %.4f, val loss %.4f, lr %.2e, %.0f tok/s\n", static_cast<long long>(step),
-                  static_cast<long long>(total), last_window, val, r.lr,
+                  static_cast<long long>(budget.total()), last_window, val, r.lr,
                   static_cast<double>(step * static_cast<std::int64_t>(trained.B * trained.T)) / since(t0));
       std::fflush(stdout);
       window = 0;
       window_n = 0;
     }
   }
-  const double seconds = since(t0);
-  const double val_loss = tr->evaluate(data);  // the whole validation split
+  budget.settle(tr->steps());  // (a run stopped during the probe: its length from the rate so far)
+  if (every == 0) fixed();
+  const std::int64_t total = budget.total(), done = tr->steps();
+  if (window_n > 0) last_window = window / static_cast<double>(window_n);  // (a run stopped between reports)
+  const double seconds = since(t0);  // (the training loop's: the final validation left out)
+  o.run.total_steps = total;
   o.run.seconds = seconds;
   o.run.cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+  const double val_loss = tr->evaluate(data);  // the whole validation split
   sf::io::metadata_map meta = o.run.to_metadata();
   meta["train.beta2"] = sf::io::detail::format_double(o.beta2);
   meta["train.batch"] = std::to_string(trained.B);
@@ -268,9 +332,16 @@ int train(int argc, char** argv) {
   if (!o.tokenizer.empty()) meta["train.tokenizer"] = o.tokenizer;
   if (sf::status s = sf::io::save_model<arch>(o.out, tr->p, tok, meta); !s) return fail("train", o.out + ": " + s.message());
   std::printf("saved %s\n", o.out.c_str());
-  std::printf("final: steps %lld, train loss %.4f, val loss %.4f, tokens/s %.0f, seconds %.1f\n",
-              static_cast<long long>(tr->steps()), last_window, val_loss,
-              static_cast<double>(total * static_cast<std::int64_t>(trained.B * trained.T)) / seconds, seconds);
+  if (out_of_time)
+    std::printf("stopped at step %lld of %lld by the budget of %s %s seconds (--seconds)\n", static_cast<long long>(done),
+                static_cast<long long>(total), sf::io::detail::format_double(o.seconds).c_str(), clock_name);
+  std::printf("time: %.1f s wall clock, %.1f s CPU\n", seconds, o.run.cpu_seconds);
+  // (the format of examples/train's final line)
+  std::printf("final: steps %lld of %lld (%lld%% of the schedule), train loss %.4f, val loss %.4f, tokens/s %.0f, "
+              "seconds %.1f\n",
+              static_cast<long long>(done), static_cast<long long>(total), static_cast<long long>(done * 100 / total),
+              last_window, val_loss,
+              static_cast<double>(done * static_cast<std::int64_t>(trained.B * trained.T)) / seconds, seconds);
   return 0;
 }
 

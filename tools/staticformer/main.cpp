@@ -1,6 +1,6 @@
 // staticformer — one command for a model of any architecture.
 //
-//   staticformer train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [options]
+//   staticformer train --config FILE.json --data TEXT (--steps N | --seconds S) --out MODEL.safetensors [options]
 //   staticformer run MODEL [-t T] [-p P] [-s S] [-n N] [-i PROMPT]        (llama2.c's run.c flags)
 //   staticformer export MODEL -o HEADER [--int8]
 //   staticformer convert MODEL -o OUT --int8 | --llama2c VERSION [--tokenizer-out TOKENIZER.bin]
@@ -90,16 +90,23 @@ struct usage_entry {
 };
 constexpr usage_entry usage_entries[] = {
     {"train",
-     "  train --config FILE.json --data TEXT --steps N --out MODEL.safetensors [--tokenizer TOKENIZER.bin]\n"
-     "        [--batch B] [--precision f32|bf16] [--lr X] [--seed K] [--threads N] [--eval-every N]\n"
-     "        [--eval-batches N] [--warmup F] [--min-lr-ratio R] [--beta2 X] [--clip X]\n"
+     "  train --config FILE.json --data TEXT (--steps N | --seconds S) --out MODEL.safetensors\n"
+     "        [--tokenizer TOKENIZER.bin] [--batch B] [--precision f32|bf16] [--lr X] [--seed K]\n"
+     "        [--threads N] [--eval-every N] [--eval-batches N] [--warmup F] [--min-lr-ratio R] [--beta2 X]\n"
+     "        [--clip X]\n"
      "        trains a model of the architecture in FILE.json (the checkpoint's metadata keys: vocab,\n"
      "        context, d_model, n_heads, n_layers, d_ff, norm, position, activation, tied, bias,\n"
      "        norm_eps) on a text with a character tokenizer, or with llama2.c's BPE tokenizer.bin of\n"
      "        vocab pieces (--tokenizer); the tokenizer goes into the checkpoint. AdamW (beta2 0.999),\n"
      "        lr 4e-3 warmed up over 5% of the steps (--warmup 0.05) then cosine down to\n"
      "        --min-lr-ratio times lr (0), clipping at 1 (--clip, 0: none), the validation loss every\n"
-     "        steps/10 over 32 batches (--eval-every, --eval-batches; 0: the whole split)\n"},
+     "        steps/10 over 32 batches (--eval-every, --eval-batches; 0: the whole split).\n"
+     "        --steps N runs all N steps, the same bits every time. --seconds S, a budget of the training\n"
+     "        loop in CPU seconds (wall-clock with --threads > 1): alone, sizes the schedule from the\n"
+     "        step rate measured over its first 2.5% so that warm-up and cosine end at 95% of it\n"
+     "        (and shortens the rest if the rate falls; no two such runs are alike); with --steps N,\n"
+     "        stops a run that has not finished and says so. The last line: final: steps K of N (P%\n"
+     "        of the schedule), ...\n"},
     {"run",
      "  run MODEL [-t temperature] [-p top-p] [-s seed] [-n steps] [-i prompt] [-z tokenizer]\n"
      "        [-m generate] [--int8] [-q]   (MODEL: a checkpoint, llama2.c's .bin, a Hugging Face directory)\n"
