@@ -468,16 +468,12 @@ int run(options& o) {
   }
   // The schedule's length: --steps N (or the resumed run's), else sized to the budget by a probe
   // (staticformer/budget.hpp). The budget limits the loop by default and whenever --seconds is given.
-  const bool limited = o.steps <= 0 || o.seconds_given;
-  const char* clock_name = o.threads > 1 ? "wall-clock" : "CPU";
-  sf::time_budget budget({.seconds = limited ? o.seconds : HUGE_VAL,
-                          .clock = o.threads > 1 ? sf::budget_clock::wall : sf::budget_clock::cpu,
-                          .eval_every = o.eval_every},
-                         {.max_lr = o.lr, .min_lr = o.lr * o.min_lr_ratio, .warmup = o.warmup}, o.steps);
-  const std::string limit_text = limited ? fmt::format("limit {:g} {} seconds", o.seconds, clock_name) : "no time limit";
-  auto set_eval_every = [&] {
-    if (o.eval_every <= 0) o.eval_every = std::max<std::int64_t>(1, budget.total() / 10);
-  };
+  sf::time_budget budget = sf::time_budget::for_run(
+      o.seconds, o.seconds_given, o.threads, o.eval_every,
+      {.max_lr = o.lr, .min_lr = o.lr * o.min_lr_ratio, .warmup = o.warmup}, o.steps);
+  const char* clock_name = budget.clock_name();
+  const std::string limit_text =
+      budget.limited() ? fmt::format("limit {:g} {} seconds", o.seconds, clock_name) : "no time limit";
   auto schedule_text = [&] {
     const std::int64_t total = budget.total();
     const sf::lr_schedule s = budget.schedule(0);
@@ -500,9 +496,9 @@ int run(options& o) {
   else
     fmt::print("schedule: {}, wd {:g}, clip {:g}; seed {}; {}\n", schedule_text(), tr->opt.options.weight_decay, o.clip,
                o.seed, limit_text);
-  if (!budget.sizing()) set_eval_every();
   fmt::print("validation {} on {} windows spread over the split; at the end on all {}\n",
-             o.eval_every > 0 ? fmt::format("every {} steps", o.eval_every) : std::string("every tenth of the schedule"),
+             budget.eval_every() > 0 ? fmt::format("every {} steps", budget.eval_every())
+                                     : std::string("every tenth of the schedule"),
              std::min(o.eval_batches * C.B, data.val_windows()), data.val_windows());
   if (resuming) fmt::print("resumed from {} at step {}\n", o.resume, tr->steps());
   std::fflush(stdout);
@@ -511,9 +507,7 @@ int run(options& o) {
   const bool tty = ::isatty(::fileno(stdout)) != 0;
   const std::int64_t start_step = tr->steps();
   if (!resuming) {
-    const double e0 = budget.now();
-    const double v0 = tr->evaluate(data, o.eval_batches);
-    budget.validated(budget.now() - e0);  // what a validation costs, for the sizing
+    const double v0 = budget.timed([&] { return tr->evaluate(data, o.eval_batches); });  // (its cost, for the sizing)
     fmt::print("step 0: val loss {:.4f}\n", v0);
     rows.push_back({0, 0.0, 0.0, NAN, v0});
   }
@@ -536,7 +530,7 @@ int run(options& o) {
       stop_reason = fmt::format("by the budget of {:g} {} seconds (--seconds)", o.seconds, clock_name);
       break;
     }
-    const sf::step_result r = tr->step(data, budget.schedule(tr->steps()), o.clip);
+    const sf::step_result r = tr->step(data, budget.lr(tr->steps()), o.clip);
     if (!std::isfinite(r.loss) || !r.updated) {
       std::fprintf(stderr, "\ntrain: step %lld: loss %g, gradient norm %g — stopping\n",
                    static_cast<long long>(tr->steps() + 1), static_cast<double>(r.loss),
@@ -544,26 +538,15 @@ int run(options& o) {
       return 1;
     }
     const std::int64_t step = tr->steps();
-    const sf::time_budget::event e = budget.stepped(step);
-    if (e == sf::time_budget::event::sized) {  // the probe is over: the schedule's length is fixed
-      set_eval_every();
-      fmt::print("{}schedule: {} (measured: {} steps in {:.2f} {} seconds, {:.0f} steps/s; validation every {} steps)\n",
-                 tty ? "\r\033[K" : "", schedule_text(), budget.probe_steps(), budget.probe_seconds(), clock_name,
-                 static_cast<double>(budget.probe_steps()) / budget.probe_seconds(), o.eval_every);
-    } else if (e == sf::time_budget::event::shortened) {  // the rate fell: the rest compressed to fit
-      fmt::print("{}schedule: shortened to {} steps at step {} (the rate fell to {:.0f} steps/s; the rest of the "
-                 "cosine compressed into them)\n",
-                 tty ? "\r\033[K" : "", budget.total(), step, budget.last_rate());
-    }
+    // the probe over (the schedule's length fixed), or the rate fallen (the rest compressed to fit)
+    if (const sf::time_budget::event e = budget.stepped(step); e != sf::time_budget::event::none)
+      fmt::print("{}{}\n", tty ? "\r\033[K" : "",
+                 budget.event_line(e, step, schedule_text(), fmt::format("; validation every {} steps", budget.eval_every())));
     const std::int64_t total = budget.planned(step);
     window_loss += r.loss;
     ++window_n;
     double val = NAN;
-    if (o.eval_every > 0 && (step % o.eval_every == 0 || budget.finished(step))) {
-      const double e0 = budget.now();
-      val = tr->evaluate(data, o.eval_batches);
-      budget.validated(budget.now() - e0);
-    }
+    if (budget.validation_due(step)) val = budget.timed([&] { return tr->evaluate(data, o.eval_batches); });
     const double secs = elapsed_before + since(t0);
     rows.push_back({step, secs, r.lr, r.loss, val});
 
@@ -589,7 +572,7 @@ int run(options& o) {
     }
   }
   budget.settle(tr->steps());  // (a run stopped during the probe: its length from the rate so far)
-  set_eval_every();
+  o.eval_every = budget.eval_every();  // (kept in the checkpoint: a resumed run validates at the same steps)
   const std::int64_t total = budget.total();
   const double seconds = elapsed_before + since(t0);
   const double cpu_seconds = cpu_before + cpu_since(c0);

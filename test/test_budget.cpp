@@ -36,18 +36,17 @@ run_result simulate(double budget_seconds, std::int64_t steps, const std::functi
   budget.validated(eval);  // step 0's
   budget.start(0);
   run_result r;
-  std::int64_t every = steps > 0 ? std::max<std::int64_t>(1, steps / 10) : 0;
   std::int64_t k = 0;
   while (!budget.finished(k)) {
     if (budget.out_of_time()) {
       r.stopped = true;
       break;
     }
-    r.lrs.push_back(budget.schedule(k)(k));
+    r.lrs.push_back(budget.lr(k));
     fake_now += step_time(budget.elapsed() / budget_seconds);
     ++k;
-    if (budget.stepped(k) == sf::time_budget::event::sized) every = std::max<std::int64_t>(1, budget.total() / 10);
-    if (every > 0 && (k % every == 0 || budget.finished(k))) {
+    budget.stepped(k);
+    if (budget.validation_due(k)) {
       fake_now += eval;
       budget.validated(eval);
     }

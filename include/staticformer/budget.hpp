@@ -1,12 +1,17 @@
 // staticformer/budget.hpp — a training schedule sized to a time budget (optional host header:
-// <chrono>, <ctime>; examples/train and `staticformer train --seconds S` use it).
+// <chrono>, <ctime>, <string>; examples/train and `staticformer train --seconds S` use it).
 //
-//   sf::time_budget budget({.seconds = 60}, {.max_lr = 4e-3, .warmup = 0.05}, /*steps=*/0);  // 0: sized
+//   auto budget = sf::time_budget::for_run(60, /*limit=*/true, threads, /*eval_every=*/0,
+//                                          {.max_lr = 4e-3, .warmup = 0.05}, /*steps=*/0);  // 0: sized
+//   budget.timed([&] { return tr->evaluate(data, 32); });   // step 0's validation: its cost, for the sizing
 //   budget.start(tr->steps());
 //   while (!budget.finished(tr->steps()) && !budget.out_of_time()) {
-//     tr->step(data, budget.schedule(tr->steps()), clip);
-//     budget.stepped(tr->steps());          // ends the probe when it is due (sized), or shortens the
-//   }                                       //   rest of a sized schedule that would overrun (shortened)
+//     tr->step(data, budget.lr(tr->steps()), clip);
+//     const auto e = budget.stepped(tr->steps());  // ends the probe when it is due (sized), or shortens the
+//     if (e != sf::time_budget::event::none)      //   rest of a sized schedule that would overrun (shortened)
+//       std::puts(budget.event_line(e, tr->steps(), "<the schedule>").c_str());
+//     if (budget.validation_due(tr->steps())) budget.timed([&] { return tr->evaluate(data, 32); });
+//   }
 //   budget.settle(tr->steps());             // (a run stopped during the probe: its length now)
 //
 // The learning-rate schedule (linear warm-up, cosine to a floor: sf::lr_schedule) must end inside
@@ -38,14 +43,18 @@
 //
 // The clock: the CPU time of the process (one training thread: the time on one core, which other
 // programs on a busy machine do not stretch) or the wall clock (several threads, whose CPU time
-// adds up). Periodic validations reported with validated() are left out of the measured rate and
-// counted separately in the sizing.
+// adds up): for_run() takes CPU time with one thread, wall-clock time with more. Validations timed by
+// timed() (or reported with validated()) are left out of the measured rate and counted separately
+// in the sizing.
 #pragma once
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
+#include <string>
 
 #include "staticformer/optim.hpp"
 
@@ -100,7 +109,20 @@ class time_budget {
 
   // steps > 0: a schedule of that length (the budget only limits it); 0: sized by a probe.
   time_budget(const options& o, const schedule_shape& shape, std::int64_t steps)
-      : o_(o), shape_(shape), total_(steps > 0 ? steps : 0) {}
+      : o_(o), shape_(shape), total_(steps > 0 ? steps : 0), every_(total_ > 0 ? interval() : 0) {}
+
+  // A training run's budget (examples/train, `staticformer train`): `seconds` on the CPU time of one
+  // thread, the wall clock of several (`threads` > 1). It limits the loop when `limit` is set, and
+  // always when it sizes the schedule (steps 0); otherwise (a fixed length) there is no time limit.
+  static time_budget for_run(double seconds, bool limit, std::size_t threads, std::int64_t eval_every,
+                             const schedule_shape& shape, std::int64_t steps) {
+    return time_budget({.seconds = limit || steps <= 0 ? seconds : HUGE_VAL,
+                        .clock = threads > 1 ? budget_clock::wall : budget_clock::cpu,
+                        .eval_every = eval_every},
+                       shape, steps);
+  }
+  bool limited() const { return o_.seconds < HUGE_VAL; }
+  const char* clock_name() const { return o_.clock == budget_clock::wall ? "wall-clock" : "CPU"; }
 
   // Seconds on the budget's clock (from an arbitrary origin): to time a validation with.
   double now() const {
@@ -131,16 +153,19 @@ class time_budget {
   }
   bool finished(std::int64_t steps) const { return total_ > 0 && steps >= total_; }
 
-  // The schedule of the next step (of the estimate during the probe; before its first step, of an
-  // endless run; once shortened, the probe's schedule at the point of its curve this step maps to,
-  // as a constant).
+  // The schedule as planned, with `steps` updates done: of the estimate during the probe (before its
+  // first step, of an endless run), of the fixed length after it. A shortened run's steps do not
+  // follow it: lr() gives theirs.
   lr_schedule schedule(std::int64_t steps) const {
-    if (shortened_ > 0) {
-      const double lr = shape_.of_length(sized_).at(from_ + static_cast<double>(steps - at_) * scale_);
-      return {.max_lr = lr, .min_lr = lr, .warmup_steps = 0, .total_steps = 1};
-    }
     const std::int64_t n = planned(steps);
     return shape_.of_length(n > steps ? n : std::int64_t{1'000'000'000'000});
+  }
+  // The learning rate of the next step (update number `steps`): the planned schedule's, or once
+  // shortened the probe's schedule at the point of its curve this step maps to,
+  //   lr = schedule(N_sized).at(from + (steps − at) · scale)
+  double lr(std::int64_t steps) const {
+    if (shortened_ > 0) return shape_.of_length(sized_).at(from_ + static_cast<double>(steps - at_) * scale_);
+    return schedule(steps)(steps);
   }
 
   // A validation took `seconds` (on now()'s clock): left out of the rate, and the sizing counts
@@ -148,6 +173,43 @@ class time_budget {
   void validated(double seconds) {
     eval_time_ += seconds;
     eval_seconds_ = seconds;
+  }
+  // Runs `validate` (a validation) on the budget's clock and reports its time: validated(). Returns
+  // what it returns.
+  template <class F>
+  auto timed(F&& validate) {
+    const double t0 = now();
+    auto result = validate();
+    validated(now() - t0);
+    return result;
+  }
+  // The validations' interval in steps: eval_every, or with 0 a tenth of the schedule (at least 1)
+  // once its length is fixed; 0 while probing.
+  std::int64_t eval_every() const { return o_.eval_every > 0 ? o_.eval_every : every_; }
+  // Whether a validation follows the step that made it `steps`: every eval_every() steps and at
+  // the last one.
+  bool validation_due(std::int64_t steps) const {
+    const std::int64_t every = eval_every();
+    return every > 0 && (steps % every == 0 || finished(steps));
+  }
+
+  // The line (without its newline) that says what stepped() did after step `step`: sized,
+  //   "schedule: <schedule> (measured: K steps in S <clock> seconds, R steps/s<more>)"
+  // (`schedule`: the caller's description of the fixed length, `more`: what it adds), or shortened,
+  //   "schedule: shortened to N steps at step K (the rate fell to R steps/s; ...)".
+  // "" for none.
+  std::string event_line(event e, std::int64_t step, const std::string& schedule, const std::string& more = "") const {
+    char text[256];
+    if (e == event::sized)
+      std::snprintf(text, sizeof text, "(measured: %lld steps in %.2f %s seconds, %.0f steps/s",
+                    static_cast<long long>(probe_steps_), probe_seconds_, clock_name(),
+                    static_cast<double>(probe_steps_) / probe_seconds_);
+    else if (e == event::shortened)
+      std::snprintf(text, sizeof text, "shortened to %lld steps at step %lld (the rate fell to %.0f steps/s; the rest "
+                    "of the cosine compressed into them)", static_cast<long long>(total_), static_cast<long long>(step), rate_);
+    else
+      return "";
+    return e == event::sized ? "schedule: " + schedule + " " + text + more + ")" : std::string("schedule: ") + text;
   }
 
   // After a step: ends the probe when it is due, fixing the length (sized); later, at each check,
@@ -168,7 +230,7 @@ class time_budget {
     probe_seconds_ = step_seconds();
     total_ = steps > start_steps_ ? std::max(estimate(steps), steps) : std::max<std::int64_t>(steps, 1);
     sized_ = total_;
-    every_ = o_.eval_every > 0 ? o_.eval_every : std::max<std::int64_t>(1, total_ / 10);
+    every_ = interval();
     check_steps_ = steps;
     check_seconds_ = probe_seconds_;
   }
@@ -182,6 +244,8 @@ class time_budget {
 
  private:
   double step_seconds() const { return std::max(elapsed() - eval_time_, 1e-9); }
+  // The validations' interval for the length total_ (fixed): eval_every, or N / 10 (at least 1).
+  std::int64_t interval() const { return o_.eval_every > 0 ? o_.eval_every : std::max<std::int64_t>(1, total_ / 10); }
   // The length the rate measured so far gives (steps > start_steps_): the slower of the probe's
   // two halves once both are measured (a machine whose speed varies gets the cautious figure).
   std::int64_t estimate(std::int64_t steps) const {
@@ -221,14 +285,15 @@ class time_budget {
   options o_;
   schedule_shape shape_;
   std::int64_t total_ = 0;
+  std::int64_t every_ = 0;  // the validations' interval once the length is fixed (interval()); 0 before
   std::int64_t start_steps_ = 0;
   double t0_ = 0, eval_time_ = 0, eval_seconds_ = 0;
   bool probed_ = false;
   std::int64_t probe_steps_ = 0, half_steps_ = 0;
   double probe_seconds_ = 0, half_seconds_ = 0;
-  // After the probe: its length, the validations' interval, the last check, the rate it measured;
+  // After the probe: its length, the last check, the rate it measured;
   // once shortened, step at_ is the point from_ of the probe's schedule and each step scale_ more.
-  std::int64_t sized_ = 0, every_ = 1, check_steps_ = 0, at_ = 0;
+  std::int64_t sized_ = 0, check_steps_ = 0, at_ = 0;
   double check_seconds_ = 0, rate_ = 0, from_ = 0, scale_ = 1;
   int shortened_ = 0;
 };

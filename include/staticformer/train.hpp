@@ -50,13 +50,18 @@ struct trainer {
   // Updates done so far.
   std::int64_t steps() const { return opt.t; }
 
+  // One step with the learning rate of the schedule at the current update count.
   step_result step(dataset<C>& data, const lr_schedule& schedule, double clip_norm) {
+    return step(data, schedule(opt.t), clip_norm);
+  }
+  // One step with learning rate `lr` (a schedule the caller computes: sf::time_budget::lr).
+  step_result step(dataset<C>& data, double lr, double clip_norm) {
     step_result r;
     data.next_batch(tokens, targets);
     zero(g);
     r.loss = forward_backward(p, g, acts, tokens, targets);
     r.grad_norm = clip_norm > 0 ? clip_grad_norm(g, clip_norm) : static_cast<float>(global_norm(g));
-    r.lr = schedule(opt.t);
+    r.lr = lr;
     if (std::isfinite(r.grad_norm)) {
       opt.step(p, g, r.lr);
     } else {

@@ -229,33 +229,26 @@ int train(int argc, char** argv) {
   tr->opt.options = {.beta1 = 0.9, .beta2 = o.beta2, .eps = 1e-8, .weight_decay = 0.1, .decay = sf::decay_on::matrices};
   // The schedule: --steps N, or sized to --seconds S by a probe (staticformer/budget.hpp); the
   // budget, when given, limits the loop.
-  const bool limited = o.seconds > 0;
-  const char* clock_name = o.threads > 1 ? "wall-clock" : "CPU";
-  sf::time_budget budget({.seconds = limited ? o.seconds : HUGE_VAL,
-                          .clock = o.threads > 1 ? sf::budget_clock::wall : sf::budget_clock::cpu,
-                          .eval_every = o.run.eval_every},
-                         {.max_lr = o.run.lr, .min_lr = o.run.lr * o.run.min_lr_ratio, .warmup = o.run.warmup},
-                         o.run.total_steps);
-  std::int64_t every = 0;  // the validations' interval, once the length is fixed
-  char schedule_text[256];  // the schedule, once the length is fixed
-  auto fixed = [&] {
-    every = o.run.eval_every > 0 ? o.run.eval_every : std::max<std::int64_t>(1, budget.total() / 10);
-    std::snprintf(schedule_text, sizeof schedule_text, "%lld steps of %zu tokens, AdamW lr %g (warm-up %lld, cosine to %g)",
+  sf::time_budget budget = sf::time_budget::for_run(
+      o.seconds, o.seconds > 0, o.threads, o.run.eval_every,
+      {.max_lr = o.run.lr, .min_lr = o.run.lr * o.run.min_lr_ratio, .warmup = o.run.warmup}, o.run.total_steps);
+  const char* clock_name = budget.clock_name();
+  auto schedule_text = [&] {  // the schedule, once the length is fixed
+    char text[256];
+    std::snprintf(text, sizeof text, "%lld steps of %zu tokens, AdamW lr %g (warm-up %lld, cosine to %g)",
                   static_cast<long long>(budget.total()), trained.B * trained.T, o.run.lr,
                   static_cast<long long>(budget.schedule(0).warmup_steps), o.run.lr * o.run.min_lr_ratio);
+    return std::string(text);
   };
   char limit_text[400];  // the schedule, and the budget
-  if (budget.sizing()) {
+  if (budget.sizing())
     std::snprintf(limit_text, sizeof limit_text, "schedule sized to %g %s seconds (the step rate measured over its "
                   "first %.2f s, warm-up and cosine ending at %g%% of them)", o.seconds, clock_name,
                   budget.probe_length(), 100 * budget.settings().fill);
-  } else {
-    fixed();
-    if (limited)
-      std::snprintf(limit_text, sizeof limit_text, "%s, limit %g %s seconds", schedule_text, o.seconds, clock_name);
-    else
-      std::snprintf(limit_text, sizeof limit_text, "%s", schedule_text);
-  }
+  else if (budget.limited())
+    std::snprintf(limit_text, sizeof limit_text, "%s, limit %g %s seconds", schedule_text().c_str(), o.seconds, clock_name);
+  else
+    std::snprintf(limit_text, sizeof limit_text, "%s", schedule_text().c_str());
   const std::size_t eval_batches = static_cast<std::size_t>(o.run.eval_batches);
   std::printf("staticformer train: %s; B %zu, %s products, %zu parameters\n", sf::io::describe(arch).c_str(),
               trained.B, sf::to_string(trained.precision), sf::parameter_count<sf::params<arch>>);
@@ -266,12 +259,8 @@ int train(int argc, char** argv) {
 
   const sf::thread_pool pool(o.threads);
   const sf::use_threads use_pool(pool);
-  if (budget.sizing()) {  // what a validation costs, for the sizing
-    const double e0 = budget.now();
-    const double v0 = tr->evaluate(data, eval_batches);
-    budget.validated(budget.now() - e0);
-    std::printf("step 0: val loss %.4f\n", v0);
-  }
+  if (budget.sizing())  // (what a validation costs, for the sizing)
+    std::printf("step 0: val loss %.4f\n", budget.timed([&] { return tr->evaluate(data, eval_batches); }));
   const auto t0 = clock_type::now();
   const std::clock_t c0 = std::clock();
   budget.start(0);
@@ -283,30 +272,20 @@ int train(int argc, char** argv) {
       out_of_time = true;
       break;
     }
-    const sf::step_result r = tr->step(data, budget.schedule(tr->steps()), o.run.clip);
+    const sf::step_result r = tr->step(data, budget.lr(tr->steps()), o.run.clip);
     if (!std::isfinite(r.loss) || !r.updated)
       return fail("train", "step " + std::to_string(tr->steps() + 1) + ": the loss or the gradient is not finite");
     window += r.loss;
     ++window_n;
     const std::int64_t step = tr->steps();
-    const sf::time_budget::event e = budget.stepped(step);
-    if (e == sf::time_budget::event::sized) {  // the probe is over: the schedule's length is fixed
-      fixed();
-      std::printf("schedule: %s (measured: %lld steps in %.2f %s seconds, %.0f steps/s)\n", schedule_text,
-                  static_cast<long long>(budget.probe_steps()), budget.probe_seconds(), clock_name,
-                  static_cast<double>(budget.probe_steps()) / budget.probe_seconds());
-      std::fflush(stdout);
-    } else if (e == sf::time_budget::event::shortened) {  // the rate fell: the rest compressed to fit
-      std::printf("schedule: shortened to %lld steps at step %lld (the rate fell to %.0f steps/s; the rest of the "
-                  "cosine compressed into them)\n",
-                  static_cast<long long>(budget.total()), static_cast<long long>(step), budget.last_rate());
+    // the probe over (the schedule's length fixed), or the rate fallen (the rest compressed to fit)
+    if (const sf::time_budget::event e = budget.stepped(step); e != sf::time_budget::event::none) {
+      std::printf("%s\n", budget.event_line(e, step, schedule_text()).c_str());
       std::fflush(stdout);
     }
-    if (every > 0 && (step % every == 0 || budget.finished(step))) {
+    if (budget.validation_due(step)) {
       last_window = window / static_cast<double>(window_n);
-      const double e0 = budget.now();
-      const double val = tr->evaluate(data, eval_batches);
-      budget.validated(budget.now() - e0);
+      const double val = budget.timed([&] { return tr->evaluate(data, eval_batches); });
       std::printf("step %lld/%lld: train loss %.4f, val loss %.4f, lr %.2e, %.0f tok/s\n", static_cast<long long>(step),
                   static_cast<long long>(budget.total()), last_window, val, r.lr,
                   static_cast<double>(step * static_cast<std::int64_t>(trained.B * trained.T)) / since(t0));
@@ -316,7 +295,6 @@ int train(int argc, char** argv) {
     }
   }
   budget.settle(tr->steps());  // (a run stopped during the probe: its length from the rate so far)
-  if (every == 0) fixed();
   const std::int64_t total = budget.total(), done = tr->steps();
   if (window_n > 0) last_window = window / static_cast<double>(window_n);  // (a run stopped between reports)
   const double seconds = since(t0);  // (the training loop's: the final validation left out)
