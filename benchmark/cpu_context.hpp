@@ -1,7 +1,8 @@
 // cpu_context.hpp — the first lines of every Google Benchmark program here (in the context block
 // Google Benchmark prints before the table): what this build's float, bf16 and int8 products run
-// on, what this CPU has (staticformer/cpu_report.hpp), and the FMA peak measured at start
-// (tools/generate/peak.hpp; the rows' own pct_peak counters use the peak measured beside them).
+// on, what this CPU has (staticformer/cpu_report.hpp), and the FMA peak measured at start, the
+// lines print_cpu prints too (peak_lines, tools/generate/peak.hpp; the rows' own pct_peak counters
+// use the peak measured beside them).
 // A program with bf16 rows also says once on stderr when its bf16 products are emulated.
 #pragma once
 #include <benchmark/benchmark.h>
@@ -28,12 +29,7 @@ inline void add_cpu_context(bool bf16_rows) {
     sf::cpu::describe(l.p, text, sizeof text, have);
     benchmark::AddCustomContext(l.key, text);
   }
-  std::snprintf(text, sizeof text, "%.1f GFLOP/s (%s, measured at start)", peak_now(0.05), V::instructions);
-  benchmark::AddCustomContext("FMA peak", text);
-  if (const double p16 = bf16_peak_now(0.05); p16 > 0) {
-    std::snprintf(text, sizeof text, "%.1f GFLOP/s (vdpbf16ps, measured at start)", p16);
-    benchmark::AddCustomContext("bf16 peak", text);
-  }
+  peak_lines(0.05, [](const char* key, const char* value) { benchmark::AddCustomContext(key, value); });  // (peak.hpp)
   if (const char* w = sf::cpu::bf16_warning(have); w && bf16_rows) std::fprintf(stderr, "%s\n", w);
 }
 

@@ -95,14 +95,29 @@ inline double bf16_peak_now(double seconds = 0.01) {
 inline double bf16_peak_now(double = 0.01) { return 0; }
 #endif
 
+// The peaks measured now, over about `seconds` of CPU time each, as the lines `key: value` that
+// print_cpu and the benchmarks' context block (benchmark/cpu_context.hpp) show:
+//   FMA peak: 160.3 GFLOP/s (AVX-512F FMA (zmm, 16 floats))
+//   bf16 peak: 512.0 GFLOP/s (vdpbf16ps)           (where this build has AVX512-BF16)
+// line(key, value) for each.
+template <class Line>
+void peak_lines(double seconds, Line line) {
+  char text[128];
+  std::snprintf(text, sizeof text, "%.1f GFLOP/s (%s)", peak_now(seconds), V::instructions);
+  line("FMA peak", text);
+  if (const double p16 = bf16_peak_now(seconds); p16 > 0) {
+    std::snprintf(text, sizeof text, "%.1f GFLOP/s (vdpbf16ps)", p16);
+    line("bf16 peak", text);
+  }
+}
+
 // The first lines of a benchmark's output: what the float, bf16 and int8 products of this build run
 // on and what this CPU has (staticformer/cpu_report.hpp), then the FMA peak measured now (and the
-// vdpbf16ps peak where the build has it), each line after `indent`.
+// vdpbf16ps peak where the build has it: peak_lines), each line after `indent`.
 inline void print_cpu(std::FILE* out, const char* indent, double seconds = 0.02) {
   char text[4096];
   sf::cpu::report(text, sizeof text, indent);
-  std::fprintf(out, "%s%speak now: %.1f GFLOP/s of FMA (%s)", text, indent, peak_now(seconds), V::instructions);
-  if (const double p16 = bf16_peak_now(seconds); p16 > 0) std::fprintf(out, ", %.1f GFLOP/s of vdpbf16ps", p16);
-  std::fprintf(out, "\n");
+  std::fputs(text, out);
+  peak_lines(seconds, [&](const char* key, const char* value) { std::fprintf(out, "%s%s: %s\n", indent, key, value); });
 }
 }  // namespace sf_bench
