@@ -1,11 +1,14 @@
 // staticformer/cpu.hpp and cpu_report.hpp: the names of the instruction sets, what this CPU has
-// beside what the program is compiled for, and the lines `staticformer info` and the benchmarks print.
+// beside what the program is compiled for, the lines `staticformer info` and the benchmarks print, and
+// the CPU's part of the `staticformer` command's cache key.
 // (The start-up check itself, on a CPU without AVX-512, is the test cpu_check: test/cpu_check_test.cmake.)
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "../tools/staticformer/cpu_key.hpp"
 #include "staticformer/cpu.hpp"
 #include "staticformer/cpu_report.hpp"
 
@@ -35,14 +38,37 @@ TEST(Cpu, NamesInTableOrder) {
 #if defined(__x86_64__)
   EXPECT_EQ(names(sf::cpu::bit("AVX2") | sf::cpu::bit("FMA")), "FMA AVX2");
   EXPECT_EQ(names(sf::cpu::bit("AVX512_BF16")), "AVX512_BF16");
-  // (the cache key of the staticformer command's engines holds these names: another set, another key)
-  EXPECT_NE(names(sf::cpu::bit("AVX2") | sf::cpu::bit("AVX512F")), names(sf::cpu::bit("AVX2")));
   EXPECT_EQ(sf::cpu::compiled & sf::cpu::bit("AVX512F") ? 1 : 0, SF_CPU_ON(__AVX512F__) ? 1 : 0);
 #endif
   char small[6] = {'x', 'x', 'x', 'x', 'x', 'x'};
   const std::size_t n = sf::cpu::names(small, sizeof small, sf::cpu::compiled | 1);
   EXPECT_EQ(n, 5u);  // cut short, terminated
   EXPECT_EQ(std::strlen(small), n);
+}
+
+// The CPU's part of the staticformer command's cache key (tools/staticformer/cpu_key.hpp): under
+// -march=native, the same set of features gives the same key and any other set another (every
+// feature added or removed, one at a time, and sets of several); without it, "" whatever the CPU.
+TEST(Cpu, CacheKeyNamesTheFeaturesOnlyUnderMarchNative) {
+  const std::vector<std::string> native = {"-O2", "-march=native", "-g"}, portable = {"-O2", "-g"},
+                                  other_march = {"-O2", "-march=x86-64-v3"}, not_a_flag = {"-O2 -march=native"};
+  if (sf::cpu::count == 0) GTEST_SKIP() << "no features on this architecture";
+  const sf::cpu::set all = sf::cpu::count == 64 ? ~sf::cpu::set{0} : (sf::cpu::set{1} << sf::cpu::count) - 1;
+  const sf::cpu::set a = all & 0x5555555555555555u, b = all & 0x3333333333333333u;  // two sets of several
+  std::vector<sf::cpu::set> sets = {0, a, b, all};
+  for (std::size_t i = 0; i < sf::cpu::count; ++i) sets.push_back(a ^ (sf::cpu::set{1} << i));  // a, one changed
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    EXPECT_EQ(sf_engine::cpu_key(native, sets[i]), sf_engine::cpu_key(native, sets[i]));
+    EXPECT_EQ(sf_engine::cpu_key(native, sets[i]).rfind("|cpu=", 0), 0u) << sf_engine::cpu_key(native, sets[i]);
+    for (std::size_t j = 0; j < i; ++j)
+      EXPECT_NE(sf_engine::cpu_key(native, sets[i]), sf_engine::cpu_key(native, sets[j])) << names(sets[i]) << " / " << names(sets[j]);
+    EXPECT_EQ(sf_engine::cpu_key(portable, sets[i]), "");
+    EXPECT_EQ(sf_engine::cpu_key(other_march, sets[i]), "");
+    EXPECT_EQ(sf_engine::cpu_key(not_a_flag, sets[i]), "");  // (one flag a list element)
+  }
+  // without a set: this CPU's
+  EXPECT_EQ(sf_engine::cpu_key(native), sf_engine::cpu_key(native, sf::cpu::detect()));
+  EXPECT_EQ(sf_engine::cpu_key(portable), "");
 }
 
 TEST(Cpu, ReportNamesTheBackendsDispatchedTo) {

@@ -55,6 +55,7 @@
 #include "../export/config_literal.hpp"
 #include "../generate/generate.hpp"
 #include "bpe_vocab.hpp"
+#include "cpu_key.hpp"
 #include "staticformer/config.hpp"
 #include "staticformer/cpu_report.hpp"
 #include "staticformer/io/any_tokenizer.hpp"
@@ -326,16 +327,6 @@ const std::string& dependency_digest(const build_info& b) {
   return b.digest;
 }
 
-// For the cache key: with -march=native, the executable is compiled for this CPU's instruction sets,
-// so another CPU sharing the cache (the same home directory on another machine, a VM's CPU changed)
-// gets its own executable. "" without -march=native.
-std::string cpu_key(const build_info& b) {
-  if (std::find(b.flags.begin(), b.flags.end(), "-march=native") == b.flags.end()) return "";
-  char names[1024];
-  sf::cpu::names(names, sizeof names, sf::cpu::detect());
-  return std::string("|cpu=") + names;
-}
-
 // The products of this build (the executables' flags are this program's) and this CPU, as
 // `info` and `--version` print them.
 void print_cpu(const char* indent) {
@@ -414,7 +405,7 @@ located locate(const sf::arch& arch, const engine& e, const build_info& b) {
   if (e.kind == "train") key += "|B=" + std::to_string(e.batch) + "|" + sf::to_string(e.precision);
   if (e.kind == "run" && e.streams > 1) key += "|streams=" + std::to_string(e.streams);
   key += "|" + b.text + "|" + contents(e.kind == "run" ? b.source_run : b.source_train) + "|" + contents(b.source_check) +
-         "|" + dependency_digest(b) + cpu_key(b);
+         "|" + dependency_digest(b) + sf_engine::cpu_key(b.flags);  // (cpu_key.hpp)
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cache_root() / (slug(arch) + "-" + hex);
