@@ -13,7 +13,10 @@
 # run (default; `my_model run MODEL -n 200 ...`, `export`, `convert`) or train (`train`, `bench`;
 # BATCH, default 4 or a named shape's own, and PRECISION f32|bf16). With SOURCES it is your program,
 # which uses SF_ENGINE_ARCH:  static sf::params<SF_ENGINE_ARCH> weights;
-# The header is regenerated when the file changes.
+# The header is regenerated when the file changes. Either way the target also compiles the start-up
+# CPU check (cpu_check.cpp, installed beside the engine sources; src/cpu_check.cpp), with the
+# target's own flags: built for instructions the CPU running it lacks (-march=native on another
+# machine), it stops with a message naming them instead of dying of SIGILL.
 function(staticformer_add_model target)
   cmake_parse_arguments(PARSE_ARGV 1 A "" "CONFIG;MODEL;KIND;BATCH;PRECISION" "SOURCES")
   if(A_UNPARSED_ARGUMENTS)
@@ -56,7 +59,7 @@ function(staticformer_add_model target)
   else()
     set(sources "${STATICFORMER_ENGINE_SOURCE_DIR}/staticformer/engine_${A_KIND}.cpp")
   endif()
-  add_executable(${target} ${sources} "${arch}")
+  add_executable(${target} ${sources} "${STATICFORMER_ENGINE_SOURCE_DIR}/cpu_check.cpp" "${arch}")
   target_compile_options(${target} PRIVATE "SHELL:-include \"${arch}\"")
   target_link_libraries(${target} PRIVATE ${STATICFORMER_MODEL_LIBRARIES})
 endfunction()

@@ -8,7 +8,8 @@
 # export, convert --int8, and the errors (exit status and message).
 # With INSTALL_FROM (and CXX): installs that build tree into WORK/prefix and runs
 # prefix/bin/staticformer: a precompiled shape, and a new shape compiled on first use from the
-# installed headers; then a project of one's own uses staticformer_add_model.
+# installed headers; then a project of one's own uses staticformer_add_model (its executables with
+# the start-up CPU check, src/cpu_check.cpp).
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -91,7 +92,14 @@ int main() {
   expect_match("odd_run --architecture (exit ${rc})" "${out}" "^V=65 T=96 D=80 H=5 L=3 F=224 layernorm learned gelu_tanh tied bias\n$")
   execute_process(COMMAND "${WORK}/consumer/build/odd_app" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   expect_match("odd_app (exit ${rc})" "${out}" "^[0-9]+ parameters: V=65 T=96 D=80 H=5 L=3 F=224 ")
-  message(STATUS "ok: staticformer_add_model in a project of one's own: ${out}")
+  # Both have the start-up CPU check (cpu_check.cpp, compiled into them by staticformer_add_model):
+  # its constructor, sf_cpu_check, is in their symbol tables.
+  find_program(NM nm REQUIRED)
+  foreach(exe odd_run odd_app)
+    execute_process(COMMAND "${NM}" -C "${WORK}/consumer/build/${exe}" OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
+    expect_match("nm ${exe} (exit ${rc}): the start-up CPU check" "${syms}" "[tT] [^\n]*sf_cpu_check\\(int, char\\*\\*, char\\*\\*\\)")
+  endforeach()
+  message(STATUS "ok: staticformer_add_model in a project of one's own: ${out} (with the start-up CPU check)")
   return()
 endif()
 
