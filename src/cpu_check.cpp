@@ -4,14 +4,16 @@
 // changed) stops before it runs any of them, with a message naming them, instead of dying of
 // SIGILL somewhere later.
 //
-// CMake adds this file to every executable that links sf_project_flags (CMakeLists.txt), and the
+// CMake adds this file to every executable that links sf_project_flags (CMakeLists.txt), the
 // `staticformer` command compiles it into every executable it builds on first use (build.txt,
-// source.check=), each time with that executable's own flags: its predefined macros are what the
-// executable is compiled for (sf::cpu::compiled). The code is compiled for the baseline
-// (SF_CPU_BASELINE, staticformer/cpu.hpp) and runs from an init_array constructor of priority
-// 101, before every ordinary static constructor; it calls only staticformer/cpu.hpp's baseline
-// functions and the C library (write, _exit). Exit status 1. Never in a firmware build (the
-// Cortex-M ones are projects of their own, without sf_project_flags).
+// source.check=), and staticformer_add_model into those of a user's project (installed beside the
+// engine sources; cmake/StaticformerModel.cmake), each time with that executable's own flags: its
+// predefined macros are what the executable is compiled for (sf::cpu::compiled). The code is
+// compiled for the baseline (SF_CPU_BASELINE, staticformer/cpu.hpp) and runs from an init_array
+// constructor of priority 101, before every ordinary static constructor; it calls only
+// staticformer/cpu.hpp's baseline functions and the C library (write, _exit). Exit status 1.
+// Never in a firmware build (the Cortex-M ones are projects of their own, without
+// sf_project_flags).
 #include <unistd.h>
 
 #include "staticformer/cpu.hpp"
