@@ -541,7 +541,8 @@ int run(options& o) {
     // the probe over (the schedule's length fixed), or the rate fallen (the rest compressed to fit)
     if (const sf::time_budget::event e = budget.stepped(step); e != sf::time_budget::event::none)
       fmt::print("{}{}\n", tty ? "\r\033[K" : "",
-                 budget.event_line(e, step, schedule_text(), fmt::format("; validation every {} steps", budget.eval_every())));
+                 budget.event_line(e, step, schedule_text(),
+                                   fmt::format("; validation every {} steps", budget.eval_every())));
     const std::int64_t total = budget.planned(step);
     window_loss += r.loss;
     ++window_n;

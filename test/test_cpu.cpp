@@ -61,7 +61,8 @@ TEST(Cpu, CacheKeyNamesTheFeaturesOnlyUnderMarchNative) {
     EXPECT_EQ(sf_engine::cpu_key(native, sets[i]), sf_engine::cpu_key(native, sets[i]));
     EXPECT_EQ(sf_engine::cpu_key(native, sets[i]).rfind("|cpu=", 0), 0u) << sf_engine::cpu_key(native, sets[i]);
     for (std::size_t j = 0; j < i; ++j)
-      EXPECT_NE(sf_engine::cpu_key(native, sets[i]), sf_engine::cpu_key(native, sets[j])) << names(sets[i]) << " / " << names(sets[j]);
+      EXPECT_NE(sf_engine::cpu_key(native, sets[i]), sf_engine::cpu_key(native, sets[j]))
+          << names(sets[i]) << " / " << names(sets[j]);
     EXPECT_EQ(sf_engine::cpu_key(portable, sets[i]), "");
     EXPECT_EQ(sf_engine::cpu_key(other_march, sets[i]), "");
     EXPECT_EQ(sf_engine::cpu_key(not_a_flag, sets[i]), "");  // (one flag a list element)

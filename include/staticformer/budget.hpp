@@ -205,8 +205,10 @@ class time_budget {
                     static_cast<long long>(probe_steps_), probe_seconds_, clock_name(),
                     static_cast<double>(probe_steps_) / probe_seconds_);
     else if (e == event::shortened)
-      std::snprintf(text, sizeof text, "shortened to %lld steps at step %lld (the rate fell to %.0f steps/s; the rest "
-                    "of the cosine compressed into them)", static_cast<long long>(total_), static_cast<long long>(step), rate_);
+      std::snprintf(text, sizeof text,
+                    "shortened to %lld steps at step %lld (the rate fell to %.0f steps/s; the rest of the cosine "
+                    "compressed into them)",
+                    static_cast<long long>(total_), static_cast<long long>(step), rate_);
     else
       return "";
     return e == event::sized ? "schedule: " + schedule + " " + text + more + ")" : std::string("schedule: ") + text;

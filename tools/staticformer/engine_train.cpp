@@ -246,7 +246,8 @@ int train(int argc, char** argv) {
                   "first %.2f s, warm-up and cosine ending at %g%% of them)", o.seconds, clock_name,
                   budget.probe_length(), 100 * budget.settings().fill);
   else if (budget.limited())
-    std::snprintf(limit_text, sizeof limit_text, "%s, limit %g %s seconds", schedule_text().c_str(), o.seconds, clock_name);
+    std::snprintf(limit_text, sizeof limit_text, "%s, limit %g %s seconds", schedule_text().c_str(), o.seconds,
+                  clock_name);
   else
     std::snprintf(limit_text, sizeof limit_text, "%s", schedule_text().c_str());
   const std::size_t eval_batches = static_cast<std::size_t>(o.run.eval_batches);
