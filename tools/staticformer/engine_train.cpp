@@ -284,7 +284,7 @@ int train(int argc, char** argv) {
       std::printf("%s\n", budget.event_line(e, step, schedule_text()).c_str());
       std::fflush(stdout);
     }
-    if (budget.validation_due(step)) {
+    if (!budget.sizing() && budget.validation_due(step)) {  // (none during the probe: the line gives the length)
       last_window = window / static_cast<double>(window_n);
       const double val = budget.timed([&] { return tr->evaluate(data, eval_batches); });
       std::printf("step %lld/%lld: train loss %.4f, val loss %.4f, lr %.2e, %.0f tok/s\n", static_cast<long long>(step),
