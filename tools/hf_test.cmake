@@ -3,7 +3,8 @@
 #   cmake -DSTATICFORMER=<staticformer> -DDATA=<test/data> -DWORK=<scratch dir> [-DQUICK=ON] -P hf_test.cmake
 # Three directories written by transformers' save_pretrained (test/data/hf/README.md): float32 with
 # grouped-query attention and rope_theta 5000, bfloat16 with a tied head, float16 with one key/value
-# head and rms_norm_eps 1e-6; each with sentencepiece's tokenizer.model. `staticformer run DIR -t 0`
+# head and rms_norm_eps 1e-6; each with sentencepiece's tokenizer.model; and the bfloat16 one in three
+# shards and with only tokenizer.json (both print its text). `staticformer run DIR -t 0`
 # must print transformers' greedy text byte for byte (test/data/hf/<name>.expected.txt; the
 # architecture is compiled on first use); `convert DIR -o M.safetensors` keeps the weights and the
 # tokenizer (the checkpoint prints the same text, greedy and sampled), and the checkpoint converts
@@ -84,6 +85,35 @@ foreach(name ${to_llama2c})
   endif()
   expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.gguf" -t 0 -n 48)
 endforeach()
+# The same bfloat16 model saved in three shards (model.safetensors.index.json) and saved with only
+# the fast tokenizer's tokenizer.json: transformers' text of llama_tied_bf16, and converted, the same
+# checkpoint bytes as the single-file directory with tokenizer.model (the sharded weights bit for bit,
+# tokenizer.json read as the same pieces and scores)
+if(NOT QUICK)
+  convert("${H}/llama_tied_bf16" -o "${WORK}/tied.safetensors")
+endif()
+foreach(variant sharded fast)
+  set(d "${H}/llama_tied_bf16_${variant}")
+  expect_text("${H}/llama_tied_bf16.expected.txt" "${d}" -t 0 -n 48)
+  if(NOT QUICK)
+    sf(convert "${d}" -o "${WORK}/tied_${variant}.safetensors")
+    set(tokfile tokenizer.model)
+    if(variant STREQUAL "fast")
+      set(tokfile tokenizer.json)
+    endif()
+    if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "with the tokenizer .*llama_tied_bf16_${variant}/${tokfile}, 512 pieces")
+      message(FATAL_ERROR "convert llama_tied_bf16_${variant}: exit status ${sf_rc}\n${sf_err}")
+    endif()
+    same("${WORK}/tied_${variant}.safetensors" "${WORK}/tied.safetensors" "llama_tied_bf16_${variant} -> checkpoint = llama_tied_bf16 -> checkpoint")
+  endif()
+endforeach()
+sf(info "${H}/llama_tied_bf16_sharded")
+expect_match("info of a sharded directory (exit ${sf_rc})" "${sf_out}"
+             "file: a Hugging Face Llama directory \\(config.json read; model.safetensors.index.json's shards and tokenizer.model are read by run and convert\\)\n")
+sf(info "${H}/llama_tied_bf16_fast")
+expect_match("info of a directory with tokenizer.json (exit ${sf_rc})" "${sf_out}"
+             "file: a Hugging Face Llama directory \\(config.json read; model.safetensors and tokenizer.json are read by run and convert\\)\n")
+
 # -z: llama2.c's tokenizer.bin of the same pieces (tools/tokenizer_bin.py of tok512.model)
 expect_text("${H}/${first}.expected.txt" "${H}/${first}" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)
 
@@ -104,7 +134,20 @@ sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" run
 sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" convert "${WORK}/gpt2" -o "${WORK}/x.safetensors")
 file(MAKE_DIRECTORY "${WORK}/notok")
 file(COPY "${H}/${first}/config.json" "${H}/${first}/model.safetensors" DESTINATION "${WORK}/notok")
-sf_error(1 "notok: no tokenizer.model \\(give llama2.c's tokenizer.bin with -z\\)" run "${WORK}/notok" -t 0)
+sf_error(1 "notok: no tokenizer.model nor tokenizer.json \\(give llama2.c's tokenizer.bin with -z\\)" run "${WORK}/notok" -t 0)
+# a sharded directory whose index maps a tensor out of the directory; a tokenizer.json that is not BPE
+file(MAKE_DIRECTORY "${WORK}/badshard")
+file(COPY "${H}/llama_tied_bf16_sharded/" DESTINATION "${WORK}/badshard")
+file(READ "${WORK}/badshard/model.safetensors.index.json" index)
+string(REPLACE "\"model.norm.weight\": \"model-" "\"model.norm.weight\": \"../model-" index "${index}")
+file(WRITE "${WORK}/badshard/model.safetensors.index.json" "${index}")
+sf_error(1 "badshard/model.safetensors.index.json': weight_map: tensor 'model.norm.weight' is mapped to \"../model-00003-of-00003.safetensors\": a shard must be a file name in the model's directory" run "${WORK}/badshard" -t 0)
+file(MAKE_DIRECTORY "${WORK}/wordpiece")
+file(COPY "${H}/llama_tied_bf16_fast/" DESTINATION "${WORK}/wordpiece")
+file(READ "${WORK}/wordpiece/tokenizer.json" tj)
+string(REPLACE "\"type\": \"BPE\"" "\"type\": \"WordPiece\"" tj "${tj}")
+file(WRITE "${WORK}/wordpiece/tokenizer.json" "${tj}")
+sf_error(1 "wordpiece/tokenizer.json': model type \"WordPiece\": only BPE with byte_fallback" run "${WORK}/wordpiece" -t 0)
 sf_error(1 "-z .*tok512.model: " run "${H}/${first}" -z "${DATA}/bpe/tok512.model" -t 0)
 foreach(x x.bin x.safetensors)
   if(EXISTS "${WORK}/${x}")
