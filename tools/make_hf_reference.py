@@ -5,8 +5,9 @@ staticformer's reader (test/data/hf/README.md, tools/hf_test.cmake).
     python3 tools/make_hf_reference.py test/data/bpe/tok512.model test/data/hf
 
 Needs transformers (any version with LlamaForCausalLM and num_key_value_heads: 4.35.2 with
-Debian's python3-torch 1.13 in a venv made with --system-site-packages), safetensors and
-sentencepiece. For each model: a random LlamaForCausalLM (fixed seed) saved by save_pretrained
+Debian's python3-torch 1.13 in a venv made with --system-site-packages), safetensors,
+sentencepiece and protobuf (LlamaTokenizerFast's conversion of the sentencepiece model). For
+each model: a random LlamaForCausalLM (fixed seed) saved by save_pretrained
 (config.json, model.safetensors) with LlamaTokenizer's tokenizer.model (tok512.model, a
 sentencepiece BPE model of 512 pieces), and <name>.expected.txt: transformers' greedy generate()
 after the prompt "ROMEO: But soft" (BOS and sentencepiece's ids, as llama2.c's run.c encodes it),
