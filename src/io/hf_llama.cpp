@@ -342,7 +342,7 @@ result<hf_llama_model> read_hf_llama(const std::string& dir) {
       const std::string hf = hf_name(name, transpose);
       const auto w = where.find(hf);
       if (w == where.end())
-        return detail::fail({"'", shards.size() == 1 ? single : index_path, "': missing tensor '", hf, "' (", describe(m.arch), ")"});
+        return detail::fail({"'", dir, "/", m.weights_file, "': missing tensor '", hf, "' (", describe(m.arch), ")"});
       const tensor_info* t = w->second.t;
       const std::string& weights = *w->second.path;
       used.insert(hf);
@@ -548,6 +548,7 @@ result<tokenizer_bin> parse_hf_tokenizer_json(std::string_view text, const std::
     }
     // The scores: minus the group of a piece merges make; the other pieces after them in id order;
     // <unk>, <s>, </s> and the bytes 0 (sentencepiece's scores, for a tokenizer converted from one).
+    // (Exact in float: fewer than 2^24 pieces fit in hf_max_tokenizer_json_bytes.)
     std::vector<float> scores(n, 0.0f);
     std::int64_t next = groups;
     for (std::size_t i = 259; i < n; ++i) scores[i] = -static_cast<float>(group[i] >= 0 ? group[i] : next++);

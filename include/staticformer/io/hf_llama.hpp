@@ -1,7 +1,7 @@
 // staticformer/io/hf_llama.hpp — Hugging Face Llama directories (transformers' LlamaForCausalLM
-// save_pretrained), read, and sentencepiece's tokenizer.model or tokenizers' tokenizer.json as llama2.c's
-// tokenizer. Compiled
-// into staticformer::io (src/io/hf_llama.cpp); docs/formats.md describes the files.
+// save_pretrained), read, and sentencepiece's tokenizer.model or tokenizers' tokenizer.json as
+// llama2.c's tokenizer. Compiled into staticformer::io (src/io/hf_llama.cpp); docs/formats.md
+// describes the files.
 //
 //   sf::io::result<sf::io::hf_llama_model> m = sf::io::read_hf_llama("TinyModel/");
 //   if (!m) puts(m.message());        // names the file, the field or the tensor that does not fit
@@ -20,8 +20,9 @@
 // directory; metadata.total_size, when given, the shards' tensor bytes), and optionally
 // tokenizer.model (sentencepiece's model, the Llama tokenizer) or else tokenizer.json
 // (LlamaTokenizerFast's: BPE with byte_fallback, its merges' ranks as llama2.c's scores — see
-// parse_hf_tokenizer_json). transformers' Llama rotates the two halves of each
-// head (rotate_half): the architecture says rope_pairs halves and the weights are used as they are.
+// parse_hf_tokenizer_json; tokenizer.model is read when both are there). transformers' Llama rotates
+// the two halves of each head (rotate_half): the architecture says rope_pairs halves and the weights
+// are used as they are.
 // Names: model.embed_tokens → tok_emb, model.layers.N.self_attn.{q,k,v,o}_proj → blocks.N.attn.w{q,k,v,o},
 // mlp.gate_proj / up_proj / down_proj → ffn.w1 / w3 / w2, input_layernorm → norm1,
 // post_attention_layernorm → norm2, model.norm → norm_f, lm_head → lm_head; a linear layer is
