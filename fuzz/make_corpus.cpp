@@ -11,7 +11,8 @@
 // and its optimizer file (moments, data position, training_settings) joined as the harness
 // splits them (fuzz_common.hpp), and the model file alone.
 // tokenizer_bin: test/data/bpe/tok512.bin, a vocabulary of the 3 special pieces, the 256 byte
-// pieces and a few merges, and one of 3 pieces, each joined with texts (UTF-8, invalid UTF-8, empty).
+// pieces and a few merges, and one of 3 pieces, each joined with texts (UTF-8, invalid UTF-8, empty);
+// the tokenizer.json and the model.safetensors.index.json of test/data/hf.
 // llama2c: a tiny llama2.c model (grouped-query attention, dim 4) in versions 0, 1 and 2 (group
 // size 2), with a shared and with a separate classifier.
 #include <cstddef>
@@ -225,6 +226,16 @@ void tokenizer_bin(const fs::path& dir) {
   write_all(dir / "tok512-empty-text", sf_fuzz::join(shakespeare, {}));
   write_all(dir / "bytes-the", sf_fuzz::join(bytes_vocab, text("the then thé  \x01\n")));
   write_all(dir / "three-pieces", sf_fuzz::join(three, text("abab ba")));
+  // Hugging Face's JSON files (the tokenizer.json of tok512.model, a sharded model's index)
+  auto file = [](const std::string& path) {
+    std::ifstream f(std::string(SF_SOURCE_DIR) + "/" + path, std::ios::binary);
+    std::vector<std::uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (b.empty()) die("cannot read " + path);
+    return b;
+  };
+  write_all(dir / "hf-tokenizer-json", sf_fuzz::join(file("test/data/hf/llama_tied_bf16_fast/tokenizer.json"),
+                                                     text("ROMEO:  But soft \xe6\x97\xa5\n")));
+  write_all(dir / "hf-index-json", sf_fuzz::join(file("test/data/hf/llama_tied_bf16_sharded/model.safetensors.index.json"), {}));
 }
 
 void llama2c(const fs::path& dir) {

@@ -9,8 +9,13 @@
 // every id must lie in the vocabulary, within max_tokens, </s> last when asked; a
 // too-small output must be refused; every id is decoded after the one before it and printed as
 // run.c's safe_printf would; the vector encode (merges by a heap) must give the same ids.
+// A first file that begins with '{' is also read as a Hugging Face tokenizer.json
+// (sf::io::parse_hf_tokenizer_json) and as a sharded model's model.safetensors.index.json
+// (parse_hf_weight_index): refused with a message naming it, or accepted; an accepted tokenizer.json
+// is a tokenizer.bin that round-trips, and the text is encoded with it.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +23,7 @@
 
 #include "fuzz_common.hpp"
 #include "staticformer/bpe.hpp"
+#include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/tokenizer_bin.hpp"
 #include "staticformer/tokenizer.hpp"
 
@@ -88,7 +94,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     SF_FUZZ_CHECK(std::string(parsed.message()).rfind("'fuzz.bin': tokenizer.bin: ", 0) == 0, parsed.message());
   }
-  const io::tokenizer_bin& t = parsed ? *parsed : builtin();
+  std::optional<io::tokenizer_bin> from_json;
+  if (!in.first.empty() && in.first[0] == '{') {
+    const std::string_view json(reinterpret_cast<const char*>(in.first.data()), in.first.size());
+    auto index = io::parse_hf_weight_index(json, "fuzz.json");
+    if (index) {
+      SF_FUZZ_CHECK(!index->weight_map.empty() && !index->shards.empty(), "an index without tensors or shards");
+      for (const std::string& shard : index->shards)
+        SF_FUZZ_CHECK(!shard.empty() && shard != ".." && shard.find('/') == std::string::npos, "a shard outside the directory");
+    } else {
+      SF_FUZZ_CHECK(std::string(index.message()).rfind("'fuzz.json': ", 0) == 0, index.message());
+    }
+    auto tj = io::parse_hf_tokenizer_json(json, "fuzz.json");
+    if (tj) {
+      SF_FUZZ_CHECK(tj->size() >= 259, "a tokenizer.json of fewer than 259 pieces");
+      const std::vector<std::byte> b = tj->serialize();
+      auto again = io::tokenizer_bin::parse(b, tj->size(), "again");
+      SF_FUZZ_CHECK(again.is_ok(), again.message());
+      from_json = std::move(*tj);
+    } else {
+      SF_FUZZ_CHECK(std::string(tj.message()).rfind("'fuzz.json': ", 0) == 0, tj.message());
+    }
+  }
+  const io::tokenizer_bin& t = from_json ? *from_json : parsed ? *parsed : builtin();
   std::string_view text(reinterpret_cast<const char*>(in.second.data()), in.second.size());
   if (text.size() > 512) text = text.substr(0, 512);
   check_encode(t, text, true, false);

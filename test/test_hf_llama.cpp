@@ -284,9 +284,9 @@ TEST(HfLlama, RefusesBadDirectories) {
   const fs::path none = s.dir / "none";
   fs::create_directories(none);
   fs::copy_file(src + "/config.json", none / "config.json");
-  refused(none.string(), "no model.safetensors");
+  refused(none.string(), "no model.safetensors nor model.safetensors.index.json");
   std::ofstream(none / "model.safetensors.index.json") << "{}";
-  refused(none.string(), "the weights are sharded");
+  refused(none.string(), "model.safetensors.index.json': no weight_map");
   refused((s.dir / "absent").string(), "cannot open '");
   EXPECT_TRUE(io::is_hf_directory(src));
   EXPECT_FALSE(io::is_hf_directory(src + "/config.json"));

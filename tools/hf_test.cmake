@@ -3,7 +3,8 @@
 #   cmake -DSTATICFORMER=<staticformer> -DDATA=<test/data> -DWORK=<scratch dir> [-DQUICK=ON] -P hf_test.cmake
 # Three directories written by transformers' save_pretrained (test/data/hf/README.md): float32 with
 # grouped-query attention and rope_theta 5000, bfloat16 with a tied head, float16 with one key/value
-# head and rms_norm_eps 1e-6; each with sentencepiece's tokenizer.model. `staticformer run DIR -t 0`
+# head and rms_norm_eps 1e-6; each with sentencepiece's tokenizer.model; and the bfloat16 one in three
+# shards and with only tokenizer.json (both print its text). `staticformer run DIR -t 0`
 # must print transformers' greedy text byte for byte (test/data/hf/<name>.expected.txt; the
 # architecture is compiled on first use); `convert DIR -o M.safetensors` keeps the weights and the
 # tokenizer (the checkpoint prints the same text, greedy and sampled), and the checkpoint converts
@@ -13,7 +14,8 @@
 # (adjacent RoPE pairs) written as a directory (permuted to halves) converts back to the same
 # version 1 and GGUF bytes (transformers' own text of the written directories: tools/hf_write_test.cmake).
 # Then the refusals. QUICK (the sanitizer build): one directory, not the conversions to llama2.c and
-# GGUF (each of their architectures is one more compilation on first use).
+# GGUF, the sharded and tokenizer.json directories (each of their architectures is one more
+# compilation on first use).
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -84,6 +86,37 @@ foreach(name ${to_llama2c})
   endif()
   expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.gguf" -t 0 -n 48)
 endforeach()
+# The same bfloat16 model saved in three shards (model.safetensors.index.json) and saved with only
+# the fast tokenizer's tokenizer.json: transformers' text of llama_tied_bf16, and converted, the same
+# checkpoint bytes as the single-file directory with tokenizer.model (the sharded weights bit for bit,
+# tokenizer.json read as the same pieces and scores)
+set(variants sharded fast)
+if(QUICK)
+  set(variants "")  # (the bfloat16 architecture would be one more compilation on first use)
+else()
+  convert("${H}/llama_tied_bf16" -o "${WORK}/tied.safetensors")
+endif()
+foreach(variant ${variants})
+  set(d "${H}/llama_tied_bf16_${variant}")
+  expect_text("${H}/llama_tied_bf16.expected.txt" "${d}" -t 0 -n 48)
+  sf(convert "${d}" -o "${WORK}/tied_${variant}.safetensors")
+  set(tokfile tokenizer.model)
+  if(variant STREQUAL "fast")
+    set(tokfile tokenizer.json)
+  endif()
+  if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "with the tokenizer .*llama_tied_bf16_${variant}/${tokfile}, 512 pieces")
+    message(FATAL_ERROR "convert llama_tied_bf16_${variant}: exit status ${sf_rc}\n${sf_err}")
+  endif()
+  same("${WORK}/tied_${variant}.safetensors" "${WORK}/tied.safetensors" "llama_tied_bf16_${variant} -> checkpoint = llama_tied_bf16 -> checkpoint")
+endforeach()
+# info reads config.json only (nothing compiled)
+sf(info "${H}/llama_tied_bf16_sharded")
+expect_match("info of a sharded directory (exit ${sf_rc})" "${sf_out}"
+             "file: a Hugging Face Llama directory \\(config.json read; model.safetensors.index.json's shards and tokenizer.model are read by run and convert\\)\n")
+sf(info "${H}/llama_tied_bf16_fast")
+expect_match("info of a directory with tokenizer.json (exit ${sf_rc})" "${sf_out}"
+             "file: a Hugging Face Llama directory \\(config.json read; model.safetensors and tokenizer.json are read by run and convert\\)\n")
+
 # -z: llama2.c's tokenizer.bin of the same pieces (tools/tokenizer_bin.py of tok512.model)
 expect_text("${H}/${first}.expected.txt" "${H}/${first}" -z "${DATA}/bpe/tok512.bin" -t 0 -n 48)
 
@@ -104,7 +137,22 @@ sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" run
 sf_error(1 "config.json': model_type is \"gpt2\": only Hugging Face's Llama" convert "${WORK}/gpt2" -o "${WORK}/x.safetensors")
 file(MAKE_DIRECTORY "${WORK}/notok")
 file(COPY "${H}/${first}/config.json" "${H}/${first}/model.safetensors" DESTINATION "${WORK}/notok")
-sf_error(1 "notok: no tokenizer.model \\(give llama2.c's tokenizer.bin with -z\\)" run "${WORK}/notok" -t 0)
+sf_error(1 "notok: no tokenizer.model nor tokenizer.json \\(give llama2.c's tokenizer.bin with -z\\)" run "${WORK}/notok" -t 0)
+# a sharded directory whose index maps a tensor out of the directory; a tokenizer.json that is not BPE
+function(edited_copy from to file old new)  # a copy of the directory `from` with one replacement in `file`
+  file(MAKE_DIRECTORY "${to}")
+  file(COPY "${from}/" DESTINATION "${to}")
+  file(READ "${to}/${file}" text)
+  string(REPLACE "${old}" "${new}" text "${text}")
+  file(WRITE "${to}/${file}" "${text}")
+endfunction()
+if(NOT QUICK)  # (their architecture: as above)
+  edited_copy("${H}/llama_tied_bf16_sharded" "${WORK}/badshard" model.safetensors.index.json
+              "\"model.norm.weight\": \"model-" "\"model.norm.weight\": \"../model-")
+  sf_error(1 "badshard/model.safetensors.index.json': weight_map: tensor 'model.norm.weight' is mapped to \"../model-00003-of-00003.safetensors\": a shard must be a file name in the model's directory" run "${WORK}/badshard" -t 0)
+  edited_copy("${H}/llama_tied_bf16_fast" "${WORK}/wordpiece" tokenizer.json "\"type\": \"BPE\"" "\"type\": \"WordPiece\"")
+  sf_error(1 "wordpiece/tokenizer.json': model type \"WordPiece\": only BPE with byte_fallback" run "${WORK}/wordpiece" -t 0)
+endif()
 sf_error(1 "-z .*tok512.model: " run "${H}/${first}" -z "${DATA}/bpe/tok512.model" -t 0)
 foreach(x x.bin x.safetensors)
   if(EXISTS "${WORK}/${x}")

@@ -12,8 +12,12 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "json_checked.hpp"
 #include "staticformer/io/config_codec.hpp"
 
 namespace sf::io {
@@ -48,6 +52,27 @@ bool is_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
+
+// A JSON text checked (detail::parse_checked_json: nesting, no key twice in one object) as an object;
+// "" or the message (after "'origin': ").
+std::string json_object(std::string_view text, nlohmann::json& out) {
+  detail::checked_json p = detail::parse_checked_json(text, hf_max_json_depth);
+  if (!p.invalid.empty()) return "not valid JSON: " + p.invalid;
+  if (p.too_deep) return "the JSON nests deeper than " + std::to_string(hf_max_json_depth) + " levels";
+  if (p.duplicate) return "'" + p.duplicate_key + "' is named twice in one object";
+  if (!p.value.is_object()) return "not a JSON object";
+  out = std::move(p.value);
+  return {};
+}
+
+// A JSON value in a message: its text, cut when long.
+std::string shown(const nlohmann::json& j) {
+  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 80) s.resize(76), s += "...";
+  return s;
+}
+
+std::string text_of(const std::vector<std::byte>& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
 
 // ------------------------------------------------------------------ config.json
 
@@ -207,28 +232,119 @@ result<sf::arch> read_hf_llama_config(const std::string& dir) {
   return hf_llama_config(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), config_path);
 }
 
+result<hf_weight_index> parse_hf_weight_index(std::string_view text, const std::string& origin) {
+  auto bad = [&](const std::string& e) { return detail::fail({"'", origin, "': ", e}); };
+  nlohmann::json j;
+  try {
+    if (std::string e = json_object(text, j); !e.empty()) return bad(e);
+    hf_weight_index index;
+    if (auto md = j.find("metadata"); md != j.end() && !md->is_null()) {
+      if (!md->is_object()) return bad("metadata is " + shown(*md) + ": expected an object");
+      if (auto t = md->find("total_size"); t != md->end() && !t->is_null()) {
+        if (!t->is_number_unsigned()) return bad("metadata.total_size is " + shown(*t) + ": expected a non-negative integer");
+        index.total_size = t->get<std::uint64_t>();
+      }
+    }
+    const auto wm = j.find("weight_map");
+    if (wm == j.end() || !wm->is_object() || wm->empty())
+      return bad("no weight_map (an object: tensor name → shard file)");
+    std::set<std::string> shards;
+    for (auto it = wm->begin(); it != wm->end(); ++it) {
+      if (!it->is_string()) return bad("weight_map: tensor '" + it.key() + "' is mapped to " + shown(*it) + ": expected a file name");
+      const std::string& f = it->get_ref<const std::string&>();
+      if (f.empty() || f == "." || f == ".." || f.find_first_of(std::string_view("/\\\0", 3)) != std::string::npos)
+        return bad("weight_map: tensor '" + it.key() + "' is mapped to " + shown(*it) +
+                   ": a shard must be a file name in the model's directory (no '/', '\\', \"..\")");
+      index.weight_map.emplace_back(it.key(), f);
+      shards.insert(f);
+    }
+    index.shards.assign(shards.begin(), shards.end());
+    return index;
+  } catch (const std::bad_alloc&) {
+    return bad("out of memory");
+  }
+}
+
 result<hf_llama_model> read_hf_llama(const std::string& dir) {
   const std::string config_path = dir + "/config.json";
   result<sf::arch> a = read_hf_llama_config(dir);
   if (!a) return a.status();
-  const std::string weights = dir + "/model.safetensors";
-  if (!is_file(weights)) {
-    if (is_file(dir + "/model.safetensors.index.json"))
-      return detail::fail({"'", dir, "': the weights are sharded (model.safetensors.index.json): not read yet; "
-                                     "save_pretrained(max_shard_size=...) larger than the model gives one file"});
-    return detail::fail({"'", dir, "': no model.safetensors (save_pretrained(safe_serialization=True) writes it)"});
-  }
-  result<file> f = file::open(weights);
-  if (!f) return f.status();
   hf_llama_model m;
   m.arch = *a;
-  std::set<std::string> used;
+  // The weights: model.safetensors, else the shards of model.safetensors.index.json (transformers'
+  // from_pretrained takes model.safetensors first too).
+  struct shard {
+    std::string path;
+    file f;
+  };
+  std::vector<shard> shards;
+  struct located {
+    const file* f;
+    const tensor_info* t;
+    const std::string* path;
+  };
+  std::map<std::string, located> where;  // every tensor of the files, by name
+  const std::string single = dir + "/model.safetensors", index_path = dir + "/model.safetensors.index.json";
   try {
+    if (is_file(single)) {
+      result<file> f = file::open(single);
+      if (!f) return f.status();
+      shards.push_back({single, std::move(*f)});
+      m.weights_file = "model.safetensors";
+      for (const tensor_info& t : shards[0].f.tensors()) where.emplace(t.name, located{&shards[0].f, &t, &shards[0].path});
+    } else if (is_file(index_path)) {
+      std::vector<std::byte> bytes;
+      if (std::string e = read_small_file(index_path, hf_max_index_bytes, bytes); !e.empty()) return detail::fail({e});
+      result<hf_weight_index> index = parse_hf_weight_index(text_of(bytes), index_path);
+      if (!index) return index.status();
+      m.weights_file = "model.safetensors.index.json";
+      shards.reserve(index->shards.size());  // (the pointers in `where` stay valid)
+      for (const std::string& name : index->shards) {
+        const std::string path = dir + "/" + name;
+        if (!is_file(path))
+          return detail::fail({"'", index_path, "': shard '", name, "' is not a file in '", dir, "'"});
+        result<file> f = file::open(path);
+        if (!f) return detail::fail({"'", index_path, "': shard '", name, "': ", f.message()});
+        shards.push_back({path, std::move(*f)});
+      }
+      std::map<std::string, std::string> map(index->weight_map.begin(), index->weight_map.end());
+      std::uint64_t total = 0;
+      for (std::size_t i = 0; i < shards.size(); ++i) {
+        const shard& s = shards[i];
+        for (const tensor_info& t : s.f.tensors()) {
+          if (const auto w = where.find(t.name); w != where.end())
+            return detail::fail({"'", index_path, "': tensor '", t.name, "' is in two shards, '", *w->second.path, "' and '",
+                                 s.path, "'"});
+          const auto it = map.find(t.name);
+          if (it == map.end())
+            return detail::fail({"'", s.path, "': tensor '", t.name, "' is not in the weight_map of '", index_path, "'"});
+          if (it->second != index->shards[i])
+            return detail::fail({"'", s.path, "': tensor '", t.name, "' is in this shard, but '", index_path,
+                                 "' maps it to '", it->second, "'"});
+          where.emplace(t.name, located{&s.f, &t, &s.path});
+          total += t.bytes();
+        }
+      }
+      for (const auto& [name, file_name] : index->weight_map)
+        if (!where.count(name))
+          return detail::fail({"'", index_path, "': tensor '", name, "' is mapped to '", file_name, "', which does not hold it"});
+      if (index->total_size && *index->total_size != total)
+        return detail::fail({"'", index_path, "': metadata.total_size is ", num(*index->total_size),
+                             "; the shards' tensors hold ", num(total), " bytes"});
+    } else {
+      return detail::fail({"'", dir, "': no model.safetensors nor model.safetensors.index.json "
+                                     "(save_pretrained(safe_serialization=True) writes them)"});
+    }
+
+    std::set<std::string> used;
     for (const auto& [name, shape] : llama2c_tensor_shapes(m.arch)) {
       bool transpose = false;
       const std::string hf = hf_name(name, transpose);
-      const tensor_info* t = f->find(hf);
-      if (!t) return detail::fail({"'", weights, "': missing tensor '", hf, "' (", describe(m.arch), ")"});
+      const auto w = where.find(hf);
+      if (w == where.end())
+        return detail::fail({"'", dir, "/", m.weights_file, "': missing tensor '", hf, "' (", describe(m.arch), ")"});
+      const tensor_info* t = w->second.t;
+      const std::string& weights = *w->second.path;
       used.insert(hf);
       const shape_t want = transpose ? shape_t{shape[1], shape[0]} : shape;
       if (t->type != dtype::F32 && t->type != dtype::F16 && t->type != dtype::BF16)
@@ -239,7 +355,7 @@ result<hf_llama_model> read_hf_llama(const std::string& dir) {
                              config_path, "), found ", to_string(t->shape)});
       if (m.dtype.empty()) m.dtype = to_string(t->type);
       std::vector<float> v(t->elements());
-      detail::convert(t->type, f->data(*t), v.data(), v.size());
+      detail::convert(t->type, w->second.f->data(*t), v.data(), v.size());
       for (std::size_t i = 0; i < v.size(); ++i)
         if (!std::isfinite(v[i]))
           return detail::fail({"'", weights, "': tensor '", hf, "': element ", detail::index_string(want, i), " is ",
@@ -255,14 +371,16 @@ result<hf_llama_model> read_hf_llama(const std::string& dir) {
       }
       m.tensors.push_back(std::move(x));
     }
-    for (const tensor_info& t : f->tensors()) {
+    for (const auto& [tensor_name, loc] : where) {
+      const tensor_info& t = *loc.t;
+      const std::string& weights = *loc.path;
       if (used.count(t.name)) continue;
       if (t.name.find("rotary_emb.inv_freq") != std::string::npos) continue;  // (older transformers' buffer)
       if (t.name == "lm_head.weight" && m.arch.tied) {  // a tied head saved anyway: it must be the embedding
         const llama2c_tensor* e = m.find("tok_emb.weight");
         std::vector<float> v(t.elements());
         if (t.shape != e->shape || (t.type != dtype::F32 && t.type != dtype::F16 && t.type != dtype::BF16) ||
-            (detail::convert(t.type, f->data(t), v.data(), v.size()), v != e->values))
+            (detail::convert(t.type, loc.f->data(t), v.data(), v.size()), v != e->values))
           return detail::fail({"'", weights, "': tie_word_embeddings is true, but lm_head.weight is not "
                                              "model.embed_tokens.weight"});
         continue;
@@ -270,14 +388,203 @@ result<hf_llama_model> read_hf_llama(const std::string& dir) {
       return detail::fail({"'", weights, "': unexpected tensor '", t.name, "' for ", describe(m.arch)});
     }
   } catch (const std::bad_alloc&) {
-    return detail::fail({"'", weights, "': out of memory"});
+    return detail::fail({"'", dir, "': out of memory"});
   }
+  // The tokenizer: tokenizer.model (sentencepiece's), else tokenizer.json (tokenizers').
   if (is_file(dir + "/tokenizer.model")) {
     result<tokenizer_bin> t = read_sentencepiece_model(dir + "/tokenizer.model");
     if (!t) return t.status();
     m.tokenizer = std::move(*t);
+    m.tokenizer_file = "tokenizer.model";
+  } else if (is_file(dir + "/tokenizer.json")) {
+    result<tokenizer_bin> t = read_hf_tokenizer_json(dir + "/tokenizer.json");
+    if (!t) return t.status();
+    if (t->size() != m.arch.V)
+      return detail::fail({"'", dir, "/tokenizer.json': ", num(t->size()), " pieces; vocab_size in ", config_path, " is ",
+                           num(m.arch.V), ": they must be equal"});
+    m.tokenizer = std::move(*t);
+    m.tokenizer_file = "tokenizer.json";
   }
   return m;
+}
+
+// ------------------------------------------------------------------ tokenizer.json
+
+result<tokenizer_bin> parse_hf_tokenizer_json(std::string_view text, const std::string& origin) {
+  auto bad = [&](const std::string& e) { return detail::fail({"'", origin, "': ", e}); };
+  using json = nlohmann::json;
+  static constexpr std::string_view mark = "\xe2\x96\x81";  // U+2581, the space of Llama's pieces
+  static constexpr std::size_t max_piece = 256;              // bytes of one piece
+  json j;
+  try {
+    if (std::string e = json_object(text, j); !e.empty()) return bad(e);
+    auto field = [](const json& o, const char* key) -> const json* {
+      const auto it = o.find(key);
+      return it == o.end() || it->is_null() ? nullptr : &*it;
+    };
+    auto is = [](const json* v, std::string_view s) { return v && v->is_string() && v->get_ref<const std::string&>() == s; };
+    const json* model = field(j, "model");
+    if (!model || !model->is_object()) return bad("no model (an object)");
+    const json* type = field(*model, "type");
+    if (!is(type, "BPE"))
+      return bad("model type " + (type ? shown(*type) : std::string("none")) +
+                 ": only BPE with byte_fallback (Llama's tokenizer) is read");
+    if (const json* b = field(*model, "byte_fallback"); !b || *b != true)
+      return bad("model.byte_fallback is " + (b ? shown(*b) : std::string("absent")) +
+                 ": only BPE with byte_fallback (Llama's tokenizer) is read");
+    for (const char* key : {"dropout", "continuing_subword_prefix", "end_of_word_suffix"})
+      if (const json* v = field(*model, key); v && !is(v, ""))
+        return bad(std::string("model.") + key + " is " + shown(*v) + ": Llama's BPE has none");
+    if (const json* v = field(*model, "ignore_merges"); v && *v != false)
+      return bad("model.ignore_merges is " + shown(*v) + ": Llama's BPE merges every word");
+
+    // The vocabulary, in id order
+    const json* vocab = field(*model, "vocab");
+    if (!vocab || !vocab->is_object()) return bad("no model.vocab (an object: piece → id)");
+    const std::size_t n = vocab->size();
+    if (n < 259) return bad("model.vocab has " + std::to_string(n) + " pieces, fewer than <unk>, <s>, </s> and the 256 bytes");
+    std::vector<std::string> pieces(n);
+    std::vector<bool> seen(n);
+    for (auto it = vocab->begin(); it != vocab->end(); ++it) {
+      if (!it->is_number_unsigned() || it->get<std::uint64_t>() >= n)
+        return bad("model.vocab: piece '" + it.key() + "' has id " + shown(*it) + ": expected 0 .. " + std::to_string(n - 1));
+      const auto id = static_cast<std::size_t>(it->get<std::uint64_t>());
+      if (seen[id]) return bad("model.vocab: id " + std::to_string(id) + " is both '" + pieces[id] + "' and '" + it.key() + "'");
+      if (it.key().empty() || it.key().size() > max_piece)
+        return bad("model.vocab: piece " + std::to_string(id) + " has " + std::to_string(it.key().size()) + " bytes (1 to " + std::to_string(max_piece) + " are read)");
+      seen[id] = true;
+      pieces[id] = it.key();
+    }
+    const char* special[3] = {"<unk>", "<s>", "</s>"};
+    for (std::size_t i = 0; i < 3; ++i)
+      if (pieces[i] != special[i])
+        return bad("model.vocab: id " + std::to_string(i) + " is '" + pieces[i] + "': llama2.c's tokenizer takes <unk>, <s>, </s> at 0, 1, 2");
+    for (unsigned b = 0; b < 256; ++b) {
+      char want[8];
+      std::snprintf(want, sizeof want, "<0x%02X>", b);
+      if (pieces[b + 3] != want)
+        return bad("model.vocab: id " + std::to_string(b + 3) + " is '" + pieces[b + 3] + "', not " + want +
+                   " (llama2.c's byte fallback: byte b is id b + 3)");
+    }
+    if (const json* added = field(j, "added_tokens")) {
+      if (!added->is_array()) return bad("added_tokens is " + shown(*added) + ": expected an array");
+      for (const json& t : *added) {
+        const json* id = t.is_object() ? field(t, "id") : nullptr;
+        const json* content = t.is_object() ? field(t, "content") : nullptr;
+        if (!id || !content || !id->is_number_unsigned() || !content->is_string() || id->get<std::uint64_t>() > 2 ||
+            content->get_ref<const std::string&>() != special[id->get<std::uint64_t>()])
+          return bad("added token " + shown(t) + ": only <unk>, <s>, </s> at ids 0, 1, 2 are read "
+                     "(transformers takes the others out of the text before BPE; llama2.c's encoder does not)");
+      }
+    }
+
+    // The text normalized as Llama's: "▁" first and for every space. Either the normalizer
+    // Sequence [Prepend "▁", Replace " " → "▁"] or Metaspace "▁" (split false, prepend first/always).
+    const json* norm = field(j, "normalizer");
+    const json* pre = field(j, "pre_tokenizer");
+    auto prepend = [&](const json& x) { return x.is_object() && is(field(x, "type"), "Prepend") && is(field(x, "prepend"), mark); };
+    auto replace = [&](const json& x) {
+      const json* pattern = x.is_object() ? field(x, "pattern") : nullptr;
+      return x.is_object() && is(field(x, "type"), "Replace") && is(field(x, "content"), mark) && pattern &&
+             pattern->is_object() && pattern->size() == 1 && is(field(*pattern, "String"), " ");
+    };
+    const json* seq = norm && norm->is_object() && is(field(*norm, "type"), "Sequence") ? field(*norm, "normalizers") : nullptr;
+    const bool legacy = seq && seq->is_array() && seq->size() == 2 && prepend((*seq)[0]) && replace((*seq)[1]) && !pre;
+    bool metaspace = false;
+    if (!norm && pre && pre->is_object() && is(field(*pre, "type"), "Metaspace") && is(field(*pre, "replacement"), mark)) {
+      const json* scheme = field(*pre, "prepend_scheme");
+      const json* add = field(*pre, "add_prefix_space");
+      const json* split = field(*pre, "split");
+      metaspace = split && *split == false &&
+                  (is(scheme, "first") || is(scheme, "always") || (!scheme && add && *add == true));
+    }
+    if (!legacy && !metaspace)
+      return bad("normalizer " + (norm ? shown(*norm) : std::string("null")) + " and pre_tokenizer " +
+                 (pre ? shown(*pre) : std::string("null")) +
+                 ": only Llama's are read (normalizer Prepend \"\xe2\x96\x81\" then Replace \" \" by it, no pre_tokenizer; "
+                 "or no normalizer and pre_tokenizer Metaspace with split false, prepend_scheme first or always)");
+
+    // The merges, by rank: group g = the g-th run of adjacent merges that make the same piece.
+    const json* merges = field(*model, "merges");
+    if (!merges || !merges->is_array()) return bad("no model.merges (an array)");
+    std::unordered_map<std::string_view, std::int32_t> id_of;
+    id_of.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) id_of.emplace(pieces[i], static_cast<std::int32_t>(i));
+    std::vector<std::int64_t> group(n, -1);
+    std::unordered_set<std::uint64_t> pairs;  // (left id << 32 | right id) of every merge
+    std::int64_t groups = 0;
+    std::int32_t last = -1;
+    for (std::size_t r = 0; r < merges->size(); ++r) {
+      const json& e = (*merges)[r];
+      std::string left, right;
+      if (e.is_string()) {
+        const std::string& s = e.get_ref<const std::string&>();
+        const std::size_t sp = s.find(' ');
+        if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
+          return bad("merge " + std::to_string(r) + " is " + shown(e) + ": expected \"left right\" (one space)");
+        left = s.substr(0, sp), right = s.substr(sp + 1);
+      } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+        left = e[0].get<std::string>(), right = e[1].get<std::string>();
+      } else {
+        return bad("merge " + std::to_string(r) + " is " + shown(e) + ": expected \"left right\" or [left, right]");
+      }
+      const auto a = id_of.find(left), b = id_of.find(right);
+      if (a == id_of.end() || b == id_of.end())
+        return bad("merge " + std::to_string(r) + " " + shown(e) + ": '" + (a == id_of.end() ? left : right) + "' is not in the vocabulary");
+      if (a->second < 3 || b->second < 3) return bad("merge " + std::to_string(r) + " " + shown(e) + " involves <unk>, <s> or </s>");
+      const auto c = id_of.find(left + right);
+      if (c == id_of.end())
+        return bad("merge " + std::to_string(r) + " " + shown(e) + ": '" + left + right + "' is not in the vocabulary");
+      const std::int32_t made = c->second;
+      if (made != last) {
+        if (group[static_cast<std::size_t>(made)] >= 0)
+          return bad("merge " + std::to_string(r) + " " + shown(e) + " makes '" + left + right +
+                     "', which earlier merges make too, with other merges between: llama2.c's one score per piece "
+                     "cannot keep that order");
+        group[static_cast<std::size_t>(made)] = groups++;
+        last = made;
+      }
+      pairs.insert(static_cast<std::uint64_t>(a->second) << 32 | static_cast<std::uint32_t>(b->second));
+    }
+    // The scores: minus the group of a piece merges make; the other pieces after them in id order;
+    // <unk>, <s>, </s> and the bytes 0 (sentencepiece's scores, for a tokenizer converted from one).
+    // (Exact in float: fewer than 2^24 pieces fit in hf_max_tokenizer_json_bytes.)
+    std::vector<float> scores(n, 0.0f);
+    std::int64_t next = groups;
+    for (std::size_t i = 259; i < n; ++i) scores[i] = -static_cast<float>(group[i] >= 0 ? group[i] : next++);
+    result<tokenizer_bin> t = tokenizer_bin::from_sentencepiece(pieces, scores);
+    if (!t) return bad(t.message());
+    // llama2.c's encoder merges any two adjacent pieces that make a piece; transformers' only the
+    // pairs of the merges: every such pair must be a merge, and no two pieces may be equal.
+    std::unordered_map<std::string_view, std::int32_t> raw;
+    raw.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto id = static_cast<std::int32_t>(i);
+      if (const auto [it, fresh] = raw.emplace(t->raw_piece(id), id); !fresh)
+        return bad("pieces " + std::to_string(static_cast<std::size_t>(it->second)) + " and " + std::to_string(i) + " are both '" +
+                   std::string(t->raw_piece(id)) + "' in llama2.c's tokenizer (\xe2\x96\x81 as a space)");
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string_view p = t->raw_piece(static_cast<std::int32_t>(i));
+      for (std::size_t k = 1; k < p.size(); ++k) {
+        const auto a = raw.find(p.substr(0, k)), b = raw.find(p.substr(k));
+        if (a == raw.end() || b == raw.end()) continue;
+        if (!pairs.count(static_cast<std::uint64_t>(a->second) << 32 | static_cast<std::uint32_t>(b->second)))
+          return bad("piece " + std::to_string(i) + " '" + pieces[i] + "' is '" + pieces[static_cast<std::size_t>(a->second)] + "' + '" +
+                     pieces[static_cast<std::size_t>(b->second)] +
+                     "', which is not a merge: llama2.c's encoder would merge them, transformers' does not");
+      }
+    }
+    return t;
+  } catch (const std::bad_alloc&) {
+    return bad("out of memory");
+  }
+}
+
+result<tokenizer_bin> read_hf_tokenizer_json(const std::string& path) {
+  std::vector<std::byte> bytes;
+  if (std::string e = read_small_file(path, hf_max_tokenizer_json_bytes, bytes); !e.empty()) return detail::fail({e});
+  return parse_hf_tokenizer_json(text_of(bytes), path);
 }
 
 result<tokenizer_bin> parse_sentencepiece_model(std::span<const std::byte> b, const std::string& origin) {

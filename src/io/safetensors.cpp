@@ -1,6 +1,7 @@
 // src/io/safetensors.cpp — the safetensors format (staticformer/io/safetensors_format.hpp):
-// the reader, its header parser and the writer, compiled once into staticformer::io. The only
-// translation unit that includes nlohmann::json.
+// the reader, its header parser and the writer, compiled once into staticformer::io. With
+// hf_llama.cpp, the only translation units that include nlohmann::json; detail::parse_checked_json
+// (json_checked.hpp, defined here) is their one parse of untrusted JSON.
 #include "staticformer/io/safetensors_format.hpp"
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 #endif
 
 #include <nlohmann/json.hpp>
+
+#include "json_checked.hpp"
 
 namespace sf::io {
 
@@ -99,6 +102,57 @@ bool not_finite(double v) { return !std::isfinite(v); }
 void push_slot(std::vector<slot>& out, const sf::param_name& n, dtype type, const std::size_t* extents,
                std::size_t rank, const void* data, std::size_t size) {
   out.push_back({std::string(n.c_str(), n.size()), type, shape_t(extents, extents + rank), data, size});
+}
+}  // namespace detail
+
+namespace detail {
+checked_json parse_checked_json(std::string_view text, int max_depth) {
+  using json = nlohmann::json;
+  struct too_deep {};
+  checked_json out;
+  std::vector<std::set<std::string>> keys;  // of the objects being parsed, outermost first
+  std::vector<bool> is_object;              // of the containers being parsed
+  std::string top_key;                      // the current key of the top-level object
+  json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (depth >= max_depth) throw too_deep{};
+        is_object.push_back(event == json::parse_event_t::object_start);
+        if (is_object.back()) keys.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!is_object.empty()) {
+          if (is_object.back()) keys.pop_back();
+          is_object.pop_back();
+        }
+        break;
+      case json::parse_event_t::key:
+        if (parsed.is_string() && !keys.empty()) {
+          const auto& k = parsed.get_ref<const std::string&>();
+          if (depth == 1) top_key = k;
+          if (!keys.back().insert(k).second && !out.duplicate) {
+            out.duplicate = true;
+            out.duplicate_key = k, out.duplicate_top_key = top_key, out.duplicate_depth = depth;
+          }
+        }
+        break;
+      case json::parse_event_t::value:
+        break;
+    }
+    return true;
+  };
+  try {
+    out.value = json::parse(text.begin(), text.end(), cb);
+  } catch (const json::exception& e) {
+    out.invalid = e.what();
+  } catch (const too_deep&) {
+    out.too_deep = true;
+  } catch (const std::bad_alloc&) {
+    out.invalid = "out of memory";
+  }
+  return out;
 }
 }  // namespace detail
 
@@ -269,52 +323,20 @@ std::string file::parse_header() {
   if (first == hn || h[first] != '{') return cat({"'", o, "': the header is not a JSON object"});
 
   // A key twice in one object is an error (a JSON object would silently keep one), and so
-  // is nesting deeper than max_json_depth (refused while parsing, before any deep value exists).
-  struct too_deep {};
+  // is nesting deeper than max_json_depth (detail::parse_checked_json).
+  detail::checked_json parsed = detail::parse_checked_json(std::string_view(h, hn), max_json_depth);
+  if (!parsed.invalid.empty()) return cat({"'", o, "': the header is not valid JSON: ", parsed.invalid});
+  if (parsed.too_deep) return cat({"'", o, "': the header nests JSON deeper than ", num(max_json_depth), " levels"});
+  json header = std::move(parsed.value);
   std::string duplicate;
-  std::vector<std::set<std::string>> keys;  // of the objects being parsed, outermost first
-  std::vector<bool> is_object;              // of the containers being parsed
-  std::string top_key;                      // the current key of the header object
-  json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (depth >= max_json_depth) throw too_deep{};
-        is_object.push_back(event == json::parse_event_t::object_start);
-        if (is_object.back()) keys.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!is_object.empty()) {
-          if (is_object.back()) keys.pop_back();
-          is_object.pop_back();
-        }
-        break;
-      case json::parse_event_t::key:
-        if (parsed.is_string() && !keys.empty()) {
-          const auto& k = parsed.get_ref<const std::string&>();
-          if (depth == 1) top_key = k;
-          if (!keys.back().insert(k).second && duplicate.empty()) {
-            if (depth == 1) duplicate = cat({"'", o, "': the header names '", k, "' twice"});
-            else if (depth == 2 && top_key == "__metadata__")
-              duplicate = cat({"'", o, "': __metadata__ names '", k, "' twice"});
-            else if (depth == 2) duplicate = cat({"tensor '", top_key, "': its header entry names '", k, "' twice"});
-            else duplicate = cat({"'", o, "': the header names '", k, "' twice in one object"});
-          }
-        }
-        break;
-      case json::parse_event_t::value:
-        break;
-    }
-    return true;
-  };
-  json header;
-  try {
-    header = json::parse(h, h + hn, cb);
-  } catch (const json::exception& e) {
-    return cat({"'", o, "': the header is not valid JSON: ", e.what()});
-  } catch (const too_deep&) {
-    return cat({"'", o, "': the header nests JSON deeper than ", num(max_json_depth), " levels"});
+  if (parsed.duplicate) {
+    const std::string& k = parsed.duplicate_key;
+    if (parsed.duplicate_depth == 1) duplicate = cat({"'", o, "': the header names '", k, "' twice"});
+    else if (parsed.duplicate_depth == 2 && parsed.duplicate_top_key == "__metadata__")
+      duplicate = cat({"'", o, "': __metadata__ names '", k, "' twice"});
+    else if (parsed.duplicate_depth == 2)
+      duplicate = cat({"tensor '", parsed.duplicate_top_key, "': its header entry names '", k, "' twice"});
+    else duplicate = cat({"'", o, "': the header names '", k, "' twice in one object"});
   }
   if (!header.is_object()) return cat({"'", o, "': the header is not a JSON object"});
   if (!duplicate.empty()) return duplicate;

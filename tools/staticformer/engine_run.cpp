@@ -173,7 +173,7 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
 
-// `run` for a Hugging Face Llama directory (sf::io::read_hf_llama): its tokenizer.model as
+// `run` for a Hugging Face Llama directory (sf::io::read_hf_llama): its tokenizer.model (or tokenizer.json) as
 // llama2.c's tokenizer (or -z's tokenizer.bin), the weights through a checkpoint in memory, so the
 // generation is run_bpe's, as for llama2.c's files.
 int run_hf(const sf_gen::job<>& options, const std::string& prompt, const std::string& tokenizer_path, long long steps,
@@ -193,11 +193,11 @@ int run_hf(const sf_gen::job<>& options, const std::string& prompt, const std::s
     tok = std::move(*t);
   } else if (m->tokenizer) {
     if (m->tokenizer->size() != arch.V)
-      return fail("run", options.path + "/tokenizer.model has " + std::to_string(m->tokenizer->size()) +
+      return fail("run", options.path + "/" + m->tokenizer_file + " has " + std::to_string(m->tokenizer->size()) +
                              " pieces; vocab_size is " + std::to_string(arch.V) + ": they must be equal (or -z a tokenizer.bin)");
     tok = std::move(*m->tokenizer);
   } else {
-    return fail("run", options.path + ": no tokenizer.model (give llama2.c's tokenizer.bin with -z)");
+    return fail("run", options.path + ": no tokenizer.model nor tokenizer.json (give llama2.c's tokenizer.bin with -z)");
   }
   sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(tok));
   sf::io::result<std::vector<std::byte>> bytes = sf::io::model_checkpoint_bytes(m->arch, m->tensors);

@@ -127,8 +127,8 @@ constexpr usage_entry usage_entries[] = {
      "  convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors\n"
      "        llama2.c's model file (any version) as a float checkpoint, carrying its tokenizer.bin\n"
      "  convert HF_DIR [-z TOKENIZER.bin] -o OUT.safetensors\n"
-     "        a Hugging Face Llama directory (config.json, model.safetensors, tokenizer.model) as a\n"
-     "        float checkpoint, carrying its tokenizer\n"
+     "        a Hugging Face Llama directory (config.json, model.safetensors or its shards,\n"
+     "        tokenizer.model or tokenizer.json) as a float checkpoint, carrying its tokenizer\n"
      "  convert MODEL.gguf [-z TOKENIZER.bin] -o OUT.safetensors\n"
      "        a GGUF file (llama; F32, F16, Q8_0) as a float checkpoint, carrying its tokenizer\n"
      "  convert MODEL -o OUT.gguf --gguf f32|q8_0 [-z TOKENIZER.bin]\n"
@@ -573,9 +573,9 @@ int convert_llama2c(int argc, char** argv, bool llama2c_out) {
     }
     if (tok) {
       sf::io::result<sf::io::metadata_map> meta = sf::io::tokenizer_metadata(*tok, m->arch.V);
-      if (!meta) return fail_in("convert", (tokenizer_in.empty() ? in + "/tokenizer.model" : "-z " + tokenizer_in) + ": " + meta.message());
+      if (!meta) return fail_in("convert", (tokenizer_in.empty() ? in + "/" + m->tokenizer_file : "-z " + tokenizer_in) + ": " + meta.message());
       extra = std::move(*meta);
-      with = "with the tokenizer " + (tokenizer_in.empty() ? in + "/tokenizer.model" : tokenizer_in) + ", " +
+      with = "with the tokenizer " + (tokenizer_in.empty() ? in + "/" + m->tokenizer_file : tokenizer_in) + ", " +
              std::to_string(tok->size()) + " pieces";
     }
     sf::io::result<std::vector<std::byte>> bytes = sf::io::model_checkpoint_bytes(m->arch, m->tensors, extra);
@@ -1001,8 +1001,13 @@ int main(int argc, char** argv) {
       if (!c) return fail_in(command, c.message());
       arch = *c;
       has_tokenizer = true;  // (its tokenizer.model, or -z FILE: the executable reads it)
-      other_format = std::string("a Hugging Face Llama directory (config.json read; model.safetensors") +
-                     (fs::exists(fs::path(model) / "tokenizer.model", ec) ? " and tokenizer.model" : "") +
+      const bool sharded = !fs::exists(fs::path(model) / "model.safetensors", ec) &&
+                           fs::exists(fs::path(model) / "model.safetensors.index.json", ec);
+      const char* tokenizer = fs::exists(fs::path(model) / "tokenizer.model", ec)  ? " and tokenizer.model"
+                              : fs::exists(fs::path(model) / "tokenizer.json", ec) ? " and tokenizer.json"
+                                                                                  : "";
+      other_format = std::string("a Hugging Face Llama directory (config.json read; ") +
+                     (sharded ? "model.safetensors.index.json's shards" : "model.safetensors") + tokenizer +
                      " are read by run and convert)";
     } else if (!f && reads_other_formats && is_gguf(model)) {
       // a GGUF file: its tokenizer is its own (or -z FILE)

@@ -1,21 +1,28 @@
 // staticformer/io/hf_llama.hpp — Hugging Face Llama directories (transformers' LlamaForCausalLM
-// save_pretrained), read, and sentencepiece's tokenizer.model as llama2.c's tokenizer. Compiled
-// into staticformer::io (src/io/hf_llama.cpp); docs/formats.md describes the files.
+// save_pretrained), read, and sentencepiece's tokenizer.model or tokenizers' tokenizer.json as
+// llama2.c's tokenizer. Compiled into staticformer::io (src/io/hf_llama.cpp); docs/formats.md
+// describes the files.
 //
 //   sf::io::result<sf::io::hf_llama_model> m = sf::io::read_hf_llama("TinyModel/");
 //   if (!m) puts(m.message());        // names the file, the field or the tensor that does not fit
 //   m->arch                           // gated silu rmsnorm rope, rope_pairs halves (rotate_half)
 //   m->find("blocks.0.attn.wq")       // float32, staticformer's name and [in, out] layout
-//   m->tokenizer                      // tokenizer.model's pieces and scores, when the directory has it
+//   m->tokenizer                      // tokenizer.model's (else tokenizer.json's) pieces and scores
 //   sf::io::model_checkpoint_bytes(m->arch, m->tensors, extra)   // docs/model.md's checkpoint (llama2c.hpp)
 //
 // The directory: config.json (model_type "llama"; hidden_size, intermediate_size,
 // num_attention_heads, num_key_value_heads, num_hidden_layers, rms_norm_eps, rope_theta,
 // vocab_size, max_position_embeddings, tie_word_embeddings, hidden_act "silu"; no rope_scaling,
 // attention_bias or mlp_bias), model.safetensors (F32, F16 or BF16 tensors, converted to float
-// exactly; one file — a sharded model's index is refused), and optionally tokenizer.model
-// (sentencepiece's model, the Llama tokenizer). transformers' Llama rotates the two halves of each
-// head (rotate_half): the architecture says rope_pairs halves and the weights are used as they are.
+// exactly) or, when there is no model.safetensors (transformers' choice too), the shards named by
+// model.safetensors.index.json (save_pretrained(max_shard_size=...): every tensor in the shard its
+// weight_map names, in no other, none left out of the map; shards are plain file names in the
+// directory; metadata.total_size, when given, the shards' tensor bytes), and optionally
+// tokenizer.model (sentencepiece's model, the Llama tokenizer) or else tokenizer.json
+// (LlamaTokenizerFast's: BPE with byte_fallback, its merges' ranks as llama2.c's scores — see
+// parse_hf_tokenizer_json; tokenizer.model is read when both are there). transformers' Llama rotates
+// the two halves of each head (rotate_half): the architecture says rope_pairs halves and the weights
+// are used as they are.
 // Names: model.embed_tokens → tok_emb, model.layers.N.self_attn.{q,k,v,o}_proj → blocks.N.attn.w{q,k,v,o},
 // mlp.gate_proj / up_proj / down_proj → ffn.w1 / w3 / w2, input_layernorm → norm1,
 // post_attention_layernorm → norm2, model.norm → norm_f, lm_head → lm_head; a linear layer is
@@ -31,6 +38,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "staticformer/config.hpp"
@@ -43,12 +51,17 @@ namespace sf::io {
 
 inline constexpr std::uint64_t hf_max_config_bytes = 1u << 20;      // config.json
 inline constexpr std::uint64_t sentencepiece_max_bytes = 64u << 20;  // tokenizer.model
+inline constexpr std::uint64_t hf_max_index_bytes = 64u << 20;       // model.safetensors.index.json
+inline constexpr std::uint64_t hf_max_tokenizer_json_bytes = 64u << 20;  // tokenizer.json
+inline constexpr int hf_max_json_depth = 64;                          // the nesting of those two
 
 struct hf_llama_model {
   sf::arch arch;
   std::string dtype;                        // the file's tensors: "F32", "F16" or "BF16"
   std::vector<llama2c_tensor> tensors;      // llama2c_tensor_shapes(arch)'s order and names, float32
-  std::optional<tokenizer_bin> tokenizer;   // tokenizer.model, when present
+  std::optional<tokenizer_bin> tokenizer;   // tokenizer.model, else tokenizer.json, when present
+  std::string weights_file;                 // "model.safetensors" or "model.safetensors.index.json"
+  std::string tokenizer_file;               // "tokenizer.model", "tokenizer.json" or "" (none)
 
   const llama2c_tensor* find(std::string_view name) const;
 };
@@ -59,6 +72,33 @@ result<sf::arch> hf_llama_config(std::string_view json_text, const std::string& 
 result<sf::arch> read_hf_llama_config(const std::string& dir);
 // Reads a directory as above.
 result<hf_llama_model> read_hf_llama(const std::string& dir);
+// A sharded model's index (model.safetensors.index.json's text): the weight map's tensor → shard
+// file, each shard a plain file name (no '/', '\\', NUL, not "." or ".."), no tensor named twice;
+// metadata.total_size when present (a non-negative integer).
+struct hf_weight_index {
+  std::vector<std::pair<std::string, std::string>> weight_map;  // (tensor, shard), by tensor name
+  std::vector<std::string> shards;                              // the distinct shards, sorted
+  std::optional<std::uint64_t> total_size;
+};
+result<hf_weight_index> parse_hf_weight_index(std::string_view json_text, const std::string& origin = "model.safetensors.index.json");
+
+// tokenizers' tokenizer.json of a Llama tokenizer (LlamaTokenizerFast) as llama2.c's tokenizer, with
+// the same ids as transformers' encoding (and the same pieces as the tokenizer.model it was
+// converted from): model BPE with byte_fallback, vocab ids 0..V-1 with <unk>, <s>, </s> at 0, 1, 2
+// and <0x00>..<0xFF> at 3..258; the text normalized as Llama's (normalizer Prepend "▁" + Replace
+// " " → "▁", or no normalizer and pre_tokenizer Metaspace "▁" with split false, prepend_scheme first
+// or always — which prepends no "▁" to a text that starts with a space, where llama2.c's encoder
+// does); added tokens only <unk>, <s>, </s>. Scores: a piece that merges make gets minus the index
+// of its first merge's group (the merges ordered by rank, a group the adjacent merges that make the
+// same piece), so run.c's highest-score-first merging is the merges' rank order; other pieces come
+// after in id order, the byte and special pieces score 0 (sentencepiece's scores, for a tokenizer
+// converted from one). Refused, with the merge or piece named, when that cannot be exact: a merge
+// whose pieces are not in the vocabulary, or that involves <unk>, <s>, </s>; a piece made by merges
+// apart (not adjacent in rank); a piece that splits into two pieces with no merge of them (llama2.c's
+// encoder would merge them); two pieces equal once "▁" is a space; a piece longer than 256 bytes.
+result<tokenizer_bin> parse_hf_tokenizer_json(std::string_view json_text, const std::string& origin = "tokenizer.json");
+result<tokenizer_bin> read_hf_tokenizer_json(const std::string& path);  // at most hf_max_tokenizer_json_bytes
+
 // Whether `path` is a directory holding config.json (a Hugging Face model directory).
 bool is_hf_directory(const std::string& path);
 

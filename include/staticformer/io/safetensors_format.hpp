@@ -2,7 +2,7 @@
 //
 // Part of staticformer/io/safetensors.hpp (include that). Declarations and templates only:
 // the reader, the writer and the header parser are compiled once, in the library
-// staticformer::io (src/io/safetensors.cpp, the only user of nlohmann::json, which needs
+// staticformer::io (src/io/safetensors.cpp; it and hf_llama.cpp use nlohmann::json, which needs
 // exceptions internally). Every function reports failure as an sf::status or an
 // sf::io::result<T> carrying a readable message, never by throwing.
 //
