@@ -241,6 +241,7 @@ inline constexpr b_layout rows_layout =
 //      BCols = true:  b(k,n) = B[n·ldb + k]  (nc, K), always transposed per K block
 //   bias: (nc) or nullptr      acc: C += ... instead of C = ...
 //   pack: the B slice buffer (pack_buffer: pack_kc × max_tile_cols), used when BCols or copy_b
+//   next_nc: the columns of the panel that follows this one (0: none), whose first slice of B is fetched ahead
 // M, K and the strides are run-time values, and the M % MR remainder rows go through tiles
 // of 4, 2 and 1 rows: a panel depends only on the tile (MR × NVp, partial or not), so
 // every shape of a program that tiles alike shares it, which keeps compile times down.
@@ -248,7 +249,7 @@ inline constexpr b_layout rows_layout =
 template <class V, std::size_t MR, std::size_t NVp, bool Partial, bool ATrans, bool BCols, class T>
 SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
                               std::size_t M, std::size_t K, std::size_t nc, bool acc, const T* bias, bool copy_b,
-                              T* pack) {
+                              T* pack, std::size_t next_nc) {
   constexpr std::size_t W = V::width;
   const std::size_t nl = nc - (NVp - 1) * W;  // lanes of the last vector
   for (std::size_t k0 = 0; k0 < K; k0 += pack_kc) {  // K blocks of pack_kc rows of B
@@ -265,12 +266,34 @@ SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda
     const bool load_c = acc || k0 > 0;
     const T* bk = k0 == 0 ? bias : nullptr;
     const T* Ak = ATrans ? A + k0 * lda : A + k0;
+    // The next slice of B (the next K block of this panel, else the first of the next panel) is
+    // fetched into the caches while the row tiles of this one run, a few of its lines after each
+    // tile, so that the next copy or transpose does not wait for memory (2-3% of a training step
+    // at micro and small, where the weights and activations are not all in L2). The slice:
+    //   BCols: rows n < n_next of B, columns [k_next, k_next + k_len)
+    //   else:  rows [k_next, k_next + k_len), columns n < n_next
+    const bool next_block = k0 + pack_kc < K;
+    const std::size_t k_next = next_block ? k0 + pack_kc : 0, k_len = min_(pack_kc, K - k_next),
+                      n_next = next_block ? nc : next_nc;
+    const T* const next = next_block ? B : BCols ? B + nc * ldb : B + nc;  // the panel the slice is in
+    // Only with at least 16 row tiles, a few lines after each: with fewer rows (a batched decoder
+    // step's 16) the bursts cost more than they save (8% slower at stories15M, 16 streams).
+    const bool ahead = M >= 16 * MR && n_next != 0;
+    const std::size_t next_rows = !ahead ? 0 : BCols ? n_next : k_len, next_cols = BCols ? k_len : n_next,
+                      row0 = BCols ? 0 : k_next, col0 = BCols ? k_next : 0;
+    const std::size_t per_tile = (next_rows + M / MR) / (M / MR + 1);  // rows of the slice per row tile
+    std::size_t next_row = 0;
+    auto fetch_next = [&]() SF_LAMBDA_INLINE {
+      for (std::size_t e = min_(next_rows, next_row + per_tile); next_row < e; ++next_row)
+        for (std::size_t c = 0; c < next_cols; c += 64 / sizeof(T)) SF_PREFETCH(next + (row0 + next_row) * ldb + col0 + c);
+    };
     // row tiles: C[m0:m0+R, :] (=|+=) a[m0:m0+R, k0:k0+kb] · b[k0:k0+kb, :]
     std::size_t m0 = 0;
     auto rows = [&]<std::size_t R>() SF_LAMBDA_INLINE {
       tile<V, R, NVp, Partial, ATrans>(C + m0 * ldc, ldc, Ak + (ATrans ? m0 : m0 * lda), lda, Bk, ldbk, kb, nl, load_c,
                                        bk);
       m0 += R;
+      if constexpr (W > 1) fetch_next();
     };
     while (m0 + MR <= M) rows.template operator()<MR>();
     if constexpr (MR > 4) while (m0 + 4 <= M) rows.template operator()<4>();
@@ -297,10 +320,10 @@ SF_KERNEL_NOINLINE void gemm_tiled(T* C, std::size_t ldc, const T* A, std::size_
   std::size_t n0 = 0;
   for (; n0 + NR <= N; n0 += NR)  // C[:, n0:n0+NR]
     panel<V, MR, NV, false, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, NR, acc,
-                                           bias ? bias + n0 : nullptr, copy_b, pack);
+                                           bias ? bias + n0 : nullptr, copy_b, pack, min_(NR, N - n0 - NR));
   if constexpr (NVr != 0)  // C[:, n0:N] (none when N is a column range ending on a panel boundary)
     if (n0 < N) panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, N - n0,
-                                               acc, bias ? bias + n0 : nullptr, copy_b, pack);
+                                               acc, bias ? bias + n0 : nullptr, copy_b, pack, 0);
 }
 
 // The tiling of a compile-time (M,N,K) product, then gemm_tiled over the rows [m_begin, m_end)
@@ -323,6 +346,12 @@ SF_KERNEL_INLINE void gemm_rows(T* C, std::size_t ldc, const T* A, std::size_t l
       for (std::size_t m0 = m_begin; m0 < m_end; m0 += a_chunk<V>) {  // row chunks: C[m0:m0+mc, :]
         const std::size_t mc = min_(a_chunk<V>, m_end - m0);
         pack_copy<V>(abuf, a_chunk_ld<V>, A + k0 * lda + m0, lda, mc, kb);  // abuf[k, i] = A[k0 + k, m0 + i]
+        // the next block of A into the caches while this one is used: the next chunk of columns,
+        // else the first chunk of the next K block
+        const std::size_t m1 = m0 + a_chunk<V> < m_end ? m0 + a_chunk<V> : m_begin, k1 = m1 != m_begin ? k0 : k0 + pack_kc;
+        if (k1 < K)
+          for (std::size_t k = k1; k < min_(K, k1 + pack_kc); ++k)
+            for (std::size_t i = 0; i < min_(a_chunk<V>, m_end - m1); i += 64 / sizeof(T)) SF_PREFETCH(A + k * lda + m1 + i);
         run(C + m0 * ldc, ldc, abuf, a_chunk_ld<V>, B + k0 * ldb, ldb, mc, N, kb, acc || k0 > 0,
             k0 == 0 ? bias : nullptr, copy_b, pack);
       }
