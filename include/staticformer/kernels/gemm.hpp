@@ -34,7 +34,9 @@
 //     the slice is copied the same way, which avoids L1 set conflicts; for large tn
 //     products with such an A, blocks of A are copied with a padded row stride too.
 //   * Blocking: column panel (outer) → K block of KC rows → row tiles (inner), so
-//     the KC × NV·W slice of B stays in L1 while the row tiles stream A from L2.
+//     the KC × NV·W slice of B stays in L1 while the row tiles stream A from L2. With 16 row
+//     tiles or more, the next slice of B (and gemm_tn's next block of A) is prefetched while the
+//     current one is used, so its copy or transpose does not wait for memory.
 //
 // No heap, nothing big on the stack. The only storage beyond registers is two packing
 // buffers (static, sizes fixed at compile time: 16 KiB + 28 KiB for AVX-512).
