@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "file_bytes.hpp"
+#include "refusals.hpp"
 #include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/safetensors.hpp"
 
@@ -195,13 +196,7 @@ TEST(HfLlama, RefusesBadConfigs) {
   const std::string good = read_text(hf_dir + "llama_gqa_f32/config.json");
   ASSERT_TRUE(io::hf_llama_config(good).is_ok());
   auto refused = [&](const std::string& from, const std::string& to, const std::string& message) {
-    std::string text = good;
-    const std::size_t at = text.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    text.replace(at, from.size(), to);
-    auto a = io::hf_llama_config(text, "c.json");
-    ASSERT_FALSE(a.is_ok()) << to;
-    EXPECT_NE(std::string(a.message()).find(message), std::string::npos) << a.message();
+    sf_test::expect_refused(io::hf_llama_config(sf_test::edited(good, from, to), "c.json"), message);
   };
   refused("\"model_type\": \"llama\"", "\"model_type\": \"gpt2\"", "'c.json': model_type is \"gpt2\": only Hugging Face's Llama");
   refused("\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", "hidden_act is \"gelu\"");
@@ -244,9 +239,7 @@ TEST(HfLlama, RefusesBadDirectories) {
     return d.string();
   };
   auto refused = [&](const std::string& dir, const std::string& message) {
-    auto m = io::read_hf_llama(dir);
-    ASSERT_FALSE(m.is_ok());
-    EXPECT_NE(std::string(m.message()).find(message), std::string::npos) << m.message();
+    sf_test::expect_refused(io::read_hf_llama(dir), message);
   };
   const std::string q = "model.layers.1.self_attn.q_proj.weight";
   refused(dir_with("missing", [&](std::string& n, io::shape_t&, std::vector<float>&) { return n != q; }),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../file_bytes.hpp"
+#include "../refusals.hpp"
 #include "staticformer/io/hf_llama.hpp"
 #include "staticformer/io/safetensors.hpp"
 
@@ -72,17 +73,9 @@ TEST(HfLlamaShards, RefusesBadIndexes) {
     std::ofstream(d / index_name, std::ios::binary) << index;
     return d.string();
   };
-  auto edited = [&](const std::string& from, const std::string& to) {
-    std::string text = good;
-    const std::size_t at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) text.replace(at, from.size(), to);
-    return text;
-  };
+  auto edited = [&](const std::string& from, const std::string& to) { return sf_test::edited(good, from, to); };
   auto refused = [&](const std::string& dir, const std::string& message) {
-    auto m = io::read_hf_llama(dir);
-    ASSERT_FALSE(m.is_ok()) << message;
-    EXPECT_NE(std::string(m.message()).find(message), std::string::npos) << m.message();
+    sf_test::expect_refused(io::read_hf_llama(dir), message);
   };
   ASSERT_TRUE(io::read_hf_llama(dir_with(good)).is_ok());
   const std::string emb = "\"model.embed_tokens.weight\": \"" + one + "\"";

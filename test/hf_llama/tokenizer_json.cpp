@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../file_bytes.hpp"
+#include "../refusals.hpp"
 #include "staticformer/io/hf_llama.hpp"
 
 namespace {
@@ -138,13 +139,7 @@ TEST(HfTokenizerJson, RefusesWhatCannotBeExact) {
   const std::string good = sf_test::read_text(fast_dir + "/tokenizer.json");
   ASSERT_TRUE(io::parse_hf_tokenizer_json(good).is_ok());
   auto refused = [&](const std::string& from, const std::string& to, const std::string& message) {
-    std::string text = good;
-    const std::size_t at = text.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    text.replace(at, from.size(), to);
-    auto t = io::parse_hf_tokenizer_json(text, "t.json");
-    ASSERT_FALSE(t.is_ok()) << to;
-    EXPECT_NE(std::string(t.message()).find(message), std::string::npos) << t.message();
+    sf_test::expect_refused(io::parse_hf_tokenizer_json(sf_test::edited(good, from, to), "t.json"), message);
   };
   refused("\"type\": \"BPE\"", "\"type\": \"WordPiece\"", "'t.json': model type \"WordPiece\": only BPE with byte_fallback");
   refused("\"byte_fallback\": true", "\"byte_fallback\": false", "model.byte_fallback is false: only BPE with byte_fallback");
