@@ -77,3 +77,36 @@ TEST(Decode, GemvBatchSharedMatchesReference) {
       for (std::size_t n : {3u, 6u, 9u, 17u}) run.template operator()<3>(n, N, K);  // (no sharing assumed: passes of 8, 4, …)
     }
 }
+
+// A matrix wider than one panel and of at least stream_bytes is read row after row
+// (detail::gemv_stream, y in L1): gemv_with takes that path for these sizes, and gemv_stream
+// itself on odd small sizes; every backend compiled in, with and without a bias, against
+// ref::gemv: the same bits.
+TEST(Decode, GemvStreamMatchesGemv) {
+  sf::xoshiro256 rng(9);
+  auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
+  struct size { std::size_t N, K, ldb; bool via_gemv_with; };
+  const size sizes[] = {{700, 97, 700, true},  {385, 300, 391, true}, {1000, 97, 1000, true}, {4096, 17, 4096, true},
+                        {1, 5, 1, false},      {7, 3, 9, false},      {17, 33, 17, false},    {33, 1, 40, false},
+                        {64, 64, 64, false},   {65, 2, 65, false}};
+  for (const auto& z : sizes) {
+    if (z.via_gemv_with) {
+      ASSERT_GE(z.K * z.N * sizeof(float), sf::kernels::detail::stream_bytes);
+    }
+    std::vector<float> x(z.K), Bm(z.K * z.ldb), bias(z.N), y0(z.N), y1(z.N);
+    for (auto& v : x) v = rnd();
+    for (auto& v : Bm) v = rnd();
+    for (auto& v : bias) v = rnd();
+    for (const float* b : {static_cast<const float*>(nullptr), static_cast<const float*>(bias.data())}) {
+      sf::kernels::ref::gemv(y0.data(), x.data(), Bm.data(), z.ldb, z.N, z.K, b);
+      auto check = [&]<class V>(const char* name) {
+        std::fill(y1.begin(), y1.end(), 7.0f);
+        if (z.via_gemv_with) sf::kernels::gemv_with<V>(y1.data(), x.data(), Bm.data(), z.ldb, z.N, z.K, b);
+        else sf::kernels::detail::gemv_stream<V>(y1.data(), x.data(), Bm.data(), z.ldb, z.N, z.K, b);
+        EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), z.N * sizeof(float)))
+            << name << " N=" << z.N << " K=" << z.K << " bias=" << (b != nullptr);
+      };
+      for_each_backend(check);
+    }
+  }
+}
