@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <utility>
 
@@ -506,6 +507,12 @@ result all_backend() {
   result r;
   for (std::size_t i = 0; i < n_shapes; ++i)
     for (int kind = 0; kind < n_kinds; ++kind) check_backend(shapes.s[i], b, r, kind);
+  if constexpr (requires { &B::matvec_stream; }) {  // the product for weights_in::memory, on every shape too
+    static const std::string name = std::string(B::name) + " matvec_stream";
+    const backend_ops s{name.c_str(), &B::quantize, &B::matvec_stream};
+    for (std::size_t i = 0; i < n_shapes; ++i)
+      for (int kind = 0; kind < n_kinds; ++kind) check_backend(shapes.s[i], s, r, kind);
+  }
   check_quantize_specials(B::name, &quantize_specials_with<B>, r);
   return r;
 }

@@ -16,11 +16,12 @@ namespace {
 namespace q8 = sf::kernels::q8;
 namespace c = sf_test::q8c;
 
-// The public templates with backend B on a few shapes: the same bits as with the scalar backend
-// (the kernels behind them are checked on all 77 shapes by all_backend).
+// The public templates with backend B on a few shapes, with weights_in::cache and ::memory: the
+// same bits as with the scalar backend (the kernels behind them, matvec_stream included, are
+// checked on all 77 shapes by all_backend).
 template <class B, std::size_t K, std::size_t N>
 int public_templates(std::uint64_t seed) {
-  static float W[K * N], x[K], bias[N], y[N], y_ref[N];
+  static float W[K * N], x[K], bias[N], y[N], y_ref[N], y_mem[N], y_rows[N];
   static q8::matrix<K, N> w;
   static q8::vector<K> v, v_ref;
   c::fill_weights(W, K, N, 1, seed);
@@ -31,8 +32,11 @@ int public_templates(std::uint64_t seed) {
   q8::quantize_with<q8::scalar>(v_ref, x);
   q8::matvec_with<B>(y, v, w, bias);
   q8::matvec_with<q8::scalar>(y_ref, v_ref, w, bias);
+  q8::matvec_with<B>(y_mem, v, w, bias, q8::weights_in::memory);  // (matvec_stream where B has one)
+  q8::matvec_rows_with<B>(y_rows, N, &v, 1, w, bias, q8::weights_in::memory);
   return (std::memcmp(v.q, v_ref.q, sizeof v.q) != 0) + (std::memcmp(v.d, v_ref.d, sizeof v.d) != 0) +
-         (std::memcmp(y, y_ref, sizeof y) != 0);
+         (std::memcmp(y, y_ref, sizeof y) != 0) + (std::memcmp(y_mem, y_ref, sizeof y) != 0) +
+         (std::memcmp(y_rows, y_ref, sizeof y) != 0);
 }
 
 template <class B>

@@ -112,9 +112,11 @@ class decoder {
   static constexpr bool chunks = P > 1;                                    // prefill through matrix products
   static constexpr bool head_copy = C.tied && !int8_weights && O.tied_head_copy;  // head_t_ = tok_embᵀ
   using weights_t = params<C, Wt>;
-  // Float weights past 8 MiB come from memory at every token, not from a cache: a step's products
-  // then read each matrix as one stream (Q, K and V one after the other, not interleaved).
+  // Weights past 8 MiB do not stay in L2 between tokens (nor, shared with other cores, surely in
+  // L3): a step's products then read each matrix in as few streams as they can (float: Q, K and V
+  // one after the other, not interleaved; int8: kernels::q8::weights_in::memory).
   static constexpr bool weights_from_memory = sizeof(weights_t) > (std::size_t{8} << 20);
+  static constexpr auto q8_where = weights_from_memory ? kernels::q8::weights_in::memory : kernels::q8::weights_in::cache;
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
   // called again after they change) and empties every stream.
@@ -237,9 +239,9 @@ class decoder {
       constexpr std::size_t DK = detail::mt<Ykv>::cols;
       if constexpr (one_row && int8_weights) {  // one row: quantized once for Q, K and V
         kernels::q8::quantize(d->xq_d_[0], x.data());
-        kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq));
-        kernels::q8::matvec(k.data(), d->xq_d_[0], wk.m, bias_of(bk));
-        kernels::q8::matvec(v.data(), d->xq_d_[0], wv.m, bias_of(bv));
+        kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq), q8_where);
+        kernels::q8::matvec(k.data(), d->xq_d_[0], wk.m, bias_of(bk), q8_where);
+        kernels::q8::matvec(v.data(), d->xq_d_[0], wv.m, bias_of(bv), q8_where);
       } else if constexpr (one_row && weights_from_memory) {  // one stream per matrix, row after row
         kernels::gemv(q.data(), x.data(), wq.data(), D, D, D, bias_of(bq));
         kernels::gemv(k.data(), x.data(), wk.data(), DK, DK, D, bias_of(bk));
@@ -375,7 +377,7 @@ class decoder {
       for (std::size_t r0 = 0; r0 < my::rows; r0 += Rq) {
         const std::size_t n = my::rows - r0 < Rq ? my::rows - r0 : Rq;
         for (std::size_t r = 0; r < n; ++r) kernels::q8::quantize(xq[r], x.data() + (r0 + r) * mx::ld);
-        kernels::q8::matvec_rows(y.data() + r0 * my::ld, my::ld, xq.data(), n, w.m, bias_of(b));
+        kernels::q8::matvec_rows(y.data() + r0 * my::ld, my::ld, xq.data(), n, w.m, bias_of(b), q8_where);
       }
     } else {
       matmul(y, x, w, b);

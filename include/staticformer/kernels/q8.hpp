@@ -25,7 +25,9 @@
 //   pack(w, q, d);  unpack(q, d, w);      canonical form: q (N, K) int8 [out, in], d (N, ⌈K/32⌉)
 //   quantize(v, x);                       x: (K) floats → v (once per activation, shared by
 //                                         the matrices that read it: Q, K, V)
-//   matvec(y, v, w, bias);                y: (N) = x·W (+ bias (N), or nullptr)
+//   matvec(y, v, w, bias[, where]);       y: (N) = x·W (+ bias (N), or nullptr); where =
+//                                         weights_in::memory: weights past the caches, read in
+//                                         fewer streams (matvec_stream, x86 backends)
 //   matvec_rows(y, ldy, vs, n, w, bias);  y: (n, N), n ≤ rows_per_pass<native> quantized rows at
 //                                         once (one pass over W on avx512_vnni; the same bits)
 //   matmul<M>(y, x, w, bias, scratch);    y: (M, N), x: (M, K): quantize each row into scratch
@@ -93,6 +95,9 @@ using native_backend = scalar;
 // The fastest backend this translation unit was compiled for.
 using native = detail::native_backend;
 
+// Where a caller's weights are between two uses of a matrix (matvec's `where`).
+enum class weights_in { cache, memory };
+
 // v = Q8_0(x) with a chosen backend (all give the same bits).
 //   v: written   x: (K)
 template <class Backend, std::size_t K>
@@ -108,14 +113,22 @@ void quantize(vector<K>& v, const float* x) {
 // y = x·W (+ bias) with a chosen backend (all give the same bits; see the header comment).
 //   y: (N) written   x: a quantized activation   w: the quantized weights   bias: (N) or nullptr
 // Naive reference: detail::matvec_scalar (the scalar backend).
+// where = weights_in::memory (weights past the caches between two uses, e.g. a decoder step of a
+// model of many MiB): a backend with matvec_stream (the x86 ones) reads the matrix in fewer streams
+// (one column block per pass), which the prefetchers follow; the same bits.
 template <class Backend, std::size_t K, std::size_t N>
-void matvec_with(float* y, const vector<K>& x, const matrix<K, N>& w, const float* bias = nullptr) {
+void matvec_with(float* y, const vector<K>& x, const matrix<K, N>& w, const float* bias = nullptr,
+                 weights_in where = weights_in::cache) {
+  if constexpr (requires { &Backend::matvec_stream; }) {
+    if (where == weights_in::memory) return Backend::matvec_stream(y, detail::ref(x), detail::ref(w), bias);
+  }
   Backend::matvec(y, detail::ref(x), detail::ref(w), bias);
 }
 // y = x·W (+ bias)                        y: (N) written   x, w: quantized   bias: (N) or nullptr
 template <std::size_t K, std::size_t N>
-void matvec(float* y, const vector<K>& x, const matrix<K, N>& w, const float* bias = nullptr) {
-  matvec_with<native>(y, x, w, bias);
+void matvec(float* y, const vector<K>& x, const matrix<K, N>& w, const float* bias = nullptr,
+            weights_in where = weights_in::cache) {
+  matvec_with<native>(y, x, w, bias, where);
 }
 
 // y_r = x_r·W (+ bias) for `rows` quantized activations x_0 .. x_{rows-1} at once (rows ≤
@@ -129,7 +142,8 @@ inline constexpr std::size_t rows_per_pass = [] {
 }();
 template <class Backend, std::size_t K, std::size_t N>
 void matvec_rows_with(float* y, std::size_t ldy, const vector<K>* x, std::size_t rows, const matrix<K, N>& w,
-                      const float* bias = nullptr) {
+                      const float* bias = nullptr, weights_in where = weights_in::cache) {
+  if (rows == 1) return matvec_with<Backend>(y, x[0], w, bias, where);
   if constexpr (rows_per_pass<Backend> > 1) {
     detail::vec_ref xr[rows_per_pass<Backend>];
     for (std::size_t r = 0; r < rows; ++r) xr[r] = detail::ref(x[r]);
@@ -140,8 +154,8 @@ void matvec_rows_with(float* y, std::size_t ldy, const vector<K>* x, std::size_t
 }
 template <std::size_t K, std::size_t N>
 void matvec_rows(float* y, std::size_t ldy, const vector<K>* x, std::size_t rows, const matrix<K, N>& w,
-                 const float* bias = nullptr) {
-  matvec_rows_with<native>(y, ldy, x, rows, w, bias);
+                 const float* bias = nullptr, weights_in where = weights_in::cache) {
+  matvec_rows_with<native>(y, ldy, x, rows, w, bias, where);
 }
 
 // Y = X·W (+ bias) row by row: each row of X quantized into `scratch`, then matvec.

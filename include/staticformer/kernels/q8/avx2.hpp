@@ -112,10 +112,10 @@ SF_Q8_NOINLINE void pass(float* y, const vec_ref& x, const mat_ref& w, std::size
   pass_body<Vnni, CB>(std::make_index_sequence<2 * CB>{}, y, x, w, b0, bias);
 }
 
-// y (N) = x·W (+ bias): passes of 2 blocks, then one of 1.
-template <bool Vnni>
+// y (N) = x·W (+ bias): passes of CB blocks, then one of 1. CB = 2 for a matrix in cache; CB = 1
+// for weights read from memory (matvec_stream: 3 streams per pass, not 6; see q8/avx512.hpp).
+template <bool Vnni, std::size_t CB = 2>
 SF_Q8_NOINLINE void matvec(float* y, const vec_ref& x, const mat_ref& w, const float* bias) {
-  constexpr std::size_t CB = 2;
   const std::size_t NB = blocks_of(w.N);
   std::size_t b = 0;
   for (; b + CB <= NB; b += CB) pass<Vnni, CB>(y, x, w, b, bias);
@@ -171,6 +171,9 @@ struct avx_vnni {
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::x256::matvec<true>(y, x, w, bias);
   }
+  static void matvec_stream(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
+    detail::x256::matvec<true, 1>(y, x, w, bias);
+  }
   static void quantize(std::int8_t* q, std::uint8_t* u, float* d, const float* x, std::size_t K) {
     detail::x256::quantize(q, u, d, x, K);
   }
@@ -181,6 +184,9 @@ struct avx2 {
   static constexpr const char* instructions = "AVX2 vpmaddubsw (ymm)";  // (staticformer/cpu_report.hpp)
   static void matvec(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
     detail::x256::matvec<false>(y, x, w, bias);
+  }
+  static void matvec_stream(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
+    detail::x256::matvec<false, 1>(y, x, w, bias);
   }
   static void quantize(std::int8_t* q, std::uint8_t* u, float* d, const float* x, std::size_t K) {
     detail::x256::quantize(q, u, d, x, K);
