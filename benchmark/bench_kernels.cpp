@@ -29,6 +29,11 @@
 // ≈ a stories260K-shaped model's, 16700 and 59344 KiB ≈ a stories15M-shaped model's int8 and float
 // weights (from memory). read_bandwidth_thp/<KiB>: the same with the buffer advised for transparent
 // huge pages (madvise(MADV_HUGEPAGE), as `staticformer run` advises its weights; Linux only).
+// read_bandwidth_2chains/<KiB>, read_bandwidth_thp_2chains/<KiB>: the same with two vector sums
+// (loads issued more slowly): from memory, on the Zen 4 VM this was measured on, either form was
+// the faster one by up to a third, from run to run (59344 KiB, huge pages: 43-49 GB/s with two
+// sums against 32-42 with four in one run, 32 against 43 in another); the roofline scripts
+// (tools/bench_roofline.py) take the best of all four at each size.
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -301,8 +306,9 @@ constexpr std::size_t max_kib = 65536;
 alignas(2 * 1024 * 1024) float g_buf4k[max_kib * 1024 / sizeof(float)];
 alignas(2 * 1024 * 1024) float g_bufthp[max_kib * 1024 / sizeof(float)];
 
-template <bool Thp>
+template <bool Thp, int Chains>
 void read_bandwidth(benchmark::State& state) {
+  static_assert(Chains == 2 || Chains == 4);
   using R = typename V::reg;
   constexpr std::size_t W = V::width;
   float* buf = Thp ? g_bufthp : g_buf4k;
@@ -315,11 +321,18 @@ void read_bandwidth(benchmark::State& state) {
   R s0 = V::zero(), s1 = V::zero(), s2 = V::zero(), s3 = V::zero();
   const double t0 = cpu_seconds();
   for (auto _ : state) {
-    for (std::size_t i = 0; i + 4 * W <= n; i += 4 * W) {
-      s0 = V::add(s0, V::load(buf + i));
-      s1 = V::add(s1, V::load(buf + i + W));
-      s2 = V::add(s2, V::load(buf + i + 2 * W));
-      s3 = V::add(s3, V::load(buf + i + 3 * W));
+    if constexpr (Chains == 4) {
+      for (std::size_t i = 0; i + 4 * W <= n; i += 4 * W) {
+        s0 = V::add(s0, V::load(buf + i));
+        s1 = V::add(s1, V::load(buf + i + W));
+        s2 = V::add(s2, V::load(buf + i + 2 * W));
+        s3 = V::add(s3, V::load(buf + i + 3 * W));
+      }
+    } else {
+      for (std::size_t i = 0; i + 2 * W <= n; i += 2 * W) {
+        s0 = V::add(s0, V::load(buf + i));
+        s1 = V::add(s1, V::load(buf + i + W));
+      }
     }
     opaque(s0), opaque(s1), opaque(s2), opaque(s3);
   }
@@ -363,8 +376,11 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("vmath/softmax_row<64> x64", softmax_rows<64>);
   benchmark::RegisterBenchmark("vmath/gelu_tanh_row<256> x64", gelu_tanh_rows<256>);
   for (int kib : {32, 400, 1016, 3100, 8192, 16700, 59344}) {
-    benchmark::RegisterBenchmark(("read_bandwidth/" + std::to_string(kib)).c_str(), read_bandwidth<false>)->Arg(kib);
-    benchmark::RegisterBenchmark(("read_bandwidth_thp/" + std::to_string(kib)).c_str(), read_bandwidth<true>)->Arg(kib);
+    const std::string k = std::to_string(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth/" + k).c_str(), read_bandwidth<false, 4>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_thp/" + k).c_str(), read_bandwidth<true, 4>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_2chains/" + k).c_str(), read_bandwidth<false, 2>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_thp_2chains/" + k).c_str(), read_bandwidth<true, 2>)->Arg(kib);
   }
   sf_bench::add_cpu_context(/*bf16_rows=*/true);
   benchmark::Initialize(&argc, argv);

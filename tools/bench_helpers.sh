@@ -15,15 +15,15 @@ bench_prompt_tokens() { sed -n 's/.*(prompt \([0-9]*\) tokens.*/\1/p' "$1"; }
 # `staticformer run`'s statistics line: "float" or "int8", the weights it ran on.
 bench_weights() { sed -n 's/.*; \(float\|int8\) weights, .*/\1/p' "$1"; }
 
-# bench_bandwidth CPU SF_BENCH_KERNELS KIB...: one run of sf_bench_kernels' read_bandwidth and
-# read_bandwidth_thp (huge pages) at each size in KiB (sizes it registers: 32 400 1016 3100 8192
-# 16700 59344), pinned to core CPU; prints "bw KIB NAME GB/S" lines, the log format that
-# tools/bench_roofline.py reads.
+# bench_bandwidth CPU SF_BENCH_KERNELS KIB...: one run of sf_bench_kernels' read_bandwidth kernels
+# (read_bandwidth, read_bandwidth_thp — huge pages —, and their _2chains forms) at each size in KiB
+# (sizes it registers: 32 400 1016 3100 8192 16700 59344), pinned to core CPU; prints
+# "bw KIB NAME GB/S" lines, the log format that tools/bench_roofline.py reads.
 bench_bandwidth() {
   local cpu=$1 bench=$2
   shift 2
   local sizes
   sizes=$(IFS='|'; echo "$*")
-  taskset -c "$cpu" "$bench" --benchmark_filter="^read_bandwidth(_thp)?/($sizes)/" 2>/dev/null |
-    sed -n 's/^\(read_bandwidth[a-z_]*\)\/\([0-9]*\)\/.*GB\/s=\([0-9.]*\).*/bw \2 \1 \3/p'
+  taskset -c "$cpu" "$bench" --benchmark_filter="^read_bandwidth[a-z0-9_]*/($sizes)/" 2>/dev/null |
+    sed -n 's/^\(read_bandwidth[a-z0-9_]*\)\/\([0-9]*\)\/.*GB\/s=\([0-9.]*\).*/bw \2 \1 \3/p'
 }

@@ -50,7 +50,9 @@ def bandwidths(lines):
 
 def roofline(bwm, kib, wbytes):
     """(4 KiB pages GB/s, huge pages GB/s, tokens/s at most with the better of the two) at the
-    buffer size kib, or None when it was not measured."""
-    small, huge = bwm.get((kib, "read_bandwidth"), 0.0), bwm.get((kib, "read_bandwidth_thp"), 0.0)
+    buffer size kib, or None when it was not measured. Each of the two is the best of the read
+    kernels of that page size (four or two vector sums: "_2chains"), each a median over rounds."""
+    small = max([v for (k, n), v in bwm.items() if k == kib and "thp" not in n], default=0.0)
+    huge = max([v for (k, n), v in bwm.items() if k == kib and "thp" in n], default=0.0)
     best = max(small, huge)
     return (small, huge, best * 1e9 / wbytes) if best else None
