@@ -113,10 +113,11 @@ class decoder {
   static constexpr bool head_copy = C.tied && !int8_weights && O.tied_head_copy;  // head_t_ = tok_embᵀ
   using weights_t = params<C, Wt>;
   // Weights past 8 MiB do not stay in L2 between tokens (nor, shared with other cores, surely in
-  // L3): a step's products then read each matrix in as few streams as they can (float: Q, K and V
-  // one after the other, not interleaved; int8: kernels::q8::weights_in::memory).
+  // L3): a step's products then read each matrix in as few streams as they can, with the kernels
+  // for weights from memory (kernels::weights_in::memory: float Q, K and V one after the other, not
+  // interleaved, on 256-bit vectors; int8 one column block per pass; kernels/weights_in.hpp).
   static constexpr bool weights_from_memory = sizeof(weights_t) > (std::size_t{8} << 20);
-  static constexpr auto q8_where = weights_from_memory ? kernels::q8::weights_in::memory : kernels::q8::weights_in::cache;
+  static constexpr auto where = weights_from_memory ? kernels::weights_in::memory : kernels::weights_in::cache;
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
   // called again after they change) and empties every stream.
@@ -239,13 +240,13 @@ class decoder {
       constexpr std::size_t DK = detail::mt<Ykv>::cols;
       if constexpr (one_row && int8_weights) {  // one row: quantized once for Q, K and V
         kernels::q8::quantize(d->xq_d_[0], x.data());
-        kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq), q8_where);
-        kernels::q8::matvec(k.data(), d->xq_d_[0], wk.m, bias_of(bk), q8_where);
-        kernels::q8::matvec(v.data(), d->xq_d_[0], wv.m, bias_of(bv), q8_where);
+        kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq), where);
+        kernels::q8::matvec(k.data(), d->xq_d_[0], wk.m, bias_of(bk), where);
+        kernels::q8::matvec(v.data(), d->xq_d_[0], wv.m, bias_of(bv), where);
       } else if constexpr (one_row && weights_from_memory) {  // one stream per matrix, row after row
-        kernels::gemv(q.data(), x.data(), wq.data(), D, D, D, bias_of(bq));
-        kernels::gemv(k.data(), x.data(), wk.data(), DK, DK, D, bias_of(bk));
-        kernels::gemv(v.data(), x.data(), wv.data(), DK, DK, D, bias_of(bv));
+        kernels::gemv<where>(q.data(), x.data(), wq.data(), D, D, D, bias_of(bq));
+        kernels::gemv<where>(k.data(), x.data(), wk.data(), DK, DK, D, bias_of(bk));
+        kernels::gemv<where>(v.data(), x.data(), wv.data(), DK, DK, D, bias_of(bv));
       } else if constexpr (one_row) {  // one row: Q, K and V in one loop (three times the chains in flight)
         const kernels::gemv_job<T> jobs[3] = {{q.data(), x.data(), wq.data(), bias_of(bq)},
                                               {k.data(), x.data(), wk.data(), bias_of(bk)},
@@ -330,7 +331,7 @@ class decoder {
     } else if constexpr (head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)
-        kernels::gemv_panels(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, head_t_.data(), V, D);
+        kernels::gemv_panels<where>(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, head_t_.data(), V, D);
     } else if constexpr (C.tied && !int8_weights && !head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)
@@ -377,8 +378,15 @@ class decoder {
       for (std::size_t r0 = 0; r0 < my::rows; r0 += Rq) {
         const std::size_t n = my::rows - r0 < Rq ? my::rows - r0 : Rq;
         for (std::size_t r = 0; r < n; ++r) kernels::q8::quantize(xq[r], x.data() + (r0 + r) * mx::ld);
-        kernels::q8::matvec_rows(y.data() + r0 * my::ld, my::ld, xq.data(), n, w.m, bias_of(b), q8_where);
+        kernels::q8::matvec_rows(y.data() + r0 * my::ld, my::ld, xq.data(), n, w.m, bias_of(b), where);
       }
+    } else if constexpr (weights_from_memory && detail::mt<Y>::rows == 1) {
+      // one row of a step, weights from memory: the vector–matrix product on the backend for them
+      // (kernels::backend_for<T, weights_in::memory>); matmul's sums, the same bits
+      using mw = detail::mt<W>;
+      static_assert(detail::mt<X>::cols == mw::rows && detail::mt<Y>::cols == mw::cols,
+                    "sf::decoder: product shapes (internal)");
+      kernels::gemv<where>(y.data(), x.data(), w.data(), mw::ld, mw::cols, mw::rows, bias_of(b));
     } else {
       matmul(y, x, w, b);
     }
@@ -494,7 +502,7 @@ class decoder {
   [[no_unique_address]] maybe<(B > 1), tensor<T, Batch<B>, Vocab<V>>> logits_rows_{};
   // tok_embᵀ (D, V), stored by panels of HN columns: panel p, columns p·HN …, is the contiguous
   // (D, HN) block at p·HN·D, the last one (D, V - p·HN) (kernels::gemv_panels)
-  static constexpr std::size_t HN = kernels::native_panel_width<T>;
+  static constexpr std::size_t HN = kernels::native_panel_width<T, where>;
   [[no_unique_address]] maybe<head_copy, std::array<T, D * V>> head_t_{};
   // Quantized rows of width D and F: Rq of each, the rows an int8 product takes per pass over its
   // weights (4 with avx512_vnni, else 1: kernels::q8::matvec_rows).

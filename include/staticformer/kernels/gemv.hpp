@@ -14,9 +14,11 @@
 // every shape. The scalar backend is the reference and the constant-evaluation path.
 #pragma once
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "staticformer/kernels/attributes.hpp"
+#include "staticformer/kernels/weights_in.hpp"
 #include "staticformer/simd.hpp"
 
 namespace sf::kernels {
@@ -322,24 +324,42 @@ constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::si
 }
 }  // namespace ref
 
-// The entry points: the reference during constant evaluation, the native backend at run time.
-template <class T>
+// The backend of a product whose weights come from memory (weights_in::memory): 256-bit vectors
+// where the target has AVX2, even with AVX-512. Such a product is bound by the memory, not by the
+// FMA units (a stories15M-shaped token: 15 M multiply-adds over 61 MB, about 9 GFLOP/s at 600
+// tokens/s, a tenth of one core's 256-bit peak), and on the Zen 4 this was measured on the 256-bit
+// kernels read memory faster: that decode at 480 tokens/s with AVX-512 products, 600 with these
+// (interleaved runs, the rest of the step AVX-512 in both).
+template <class T, weights_in Where>
+using backend_for = std::conditional_t<Where == weights_in::memory && std::is_same_v<T, float> &&
+                                           std::is_same_v<simd::native<T>, simd::avx512>,
+#if defined(SF_SIMD_HAVE_AVX2)
+                                       simd::avx2,
+#else
+                                       simd::native<T>,
+#endif
+                                       simd::native<T>>;
+
+// The entry points: the reference during constant evaluation, at run time the native backend
+// (Where = weights_in::cache) or backend_for<T, weights_in::memory>.
+template <weights_in Where = weights_in::cache, class T>
 constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K,
                     const T* bias = nullptr) {
   if (std::is_constant_evaluated()) ref::gemv(y, x, B, ldb, N, K, bias);
-  else gemv_with<simd::native<T>>(y, x, B, ldb, N, K, bias);
+  else gemv_with<backend_for<T, Where>>(y, x, B, ldb, N, K, bias);
 }
 template <std::size_t Share = 1, class T>
 constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
   if (std::is_constant_evaluated()) ref::gemv_batch(jobs, n, ldb, N, K);
   else gemv_batch_with<simd::native<T>, Share>(jobs, n, ldb, N, K);
 }
-// The panel width of the native backend: the layout gemv_panels reads.
-template <class T> inline constexpr std::size_t native_panel_width = panel_width<simd::native<T>>;
-template <class T>
+// The panel width of the backend gemv_panels<Where> runs: the layout it reads.
+template <class T, weights_in Where = weights_in::cache>
+inline constexpr std::size_t native_panel_width = panel_width<backend_for<T, Where>>;
+template <weights_in Where = weights_in::cache, class T>
 constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K) {
-  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, native_panel_width<T>);
-  else gemv_panels_with<simd::native<T>>(y, x, Bp, N, K);
+  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, native_panel_width<T, Where>);
+  else gemv_panels_with<backend_for<T, Where>>(y, x, Bp, N, K);
 }
 
 }  // namespace sf::kernels

@@ -69,6 +69,7 @@
 #include "staticformer/kernels/q8/avx512.hpp"
 #include "staticformer/kernels/q8/common.hpp"
 #include "staticformer/kernels/q8/neon.hpp"
+#include "staticformer/kernels/weights_in.hpp"
 
 namespace sf::kernels::q8 {
 
@@ -95,8 +96,8 @@ using native_backend = scalar;
 // The fastest backend this translation unit was compiled for.
 using native = detail::native_backend;
 
-// Where a caller's weights are between two uses of a matrix (matvec's `where`).
-enum class weights_in { cache, memory };
+// Where a caller's weights are between two uses of a matrix (matvec's `where`; kernels/weights_in.hpp).
+using sf::kernels::weights_in;
 
 // v = Q8_0(x) with a chosen backend (all give the same bits).
 //   v: written   x: (K)
