@@ -28,8 +28,8 @@
 #                      matrix is Q8_0, else `--int8`: groups of 32 quantized at load);
 #      then sf_bench_kernels' read bandwidth at the float and int8 weight sizes (tools/bench_helpers.sh);
 #   5. prints the machine, the load before and after, the medians, the ratios against issue #23's
-#      targets, and the memory roofline (weight bytes per token ÷ the read bandwidth measured in
-#      this run → tokens/s at most; each program's share: tools/bench_roofline.py).
+#      targets, and the memory roofline (weight bytes per token ÷ the best read bandwidth measured
+#      in this run → tokens/s at most; each program's share: tools/bench_roofline.py).
 set -euo pipefail
 build=${1:?usage: LLAMA_CPP_DIR=DIR $0 BUILD_DIR [ROUNDS] [CPU]}
 rounds=${2:-5}

@@ -4,7 +4,6 @@ in the same run (tools/bench_helpers.sh's bench_bandwidth lines) -> tokens/s at 
 
 Imported by the scripts' Python (sys.path gets tools/); no dependency but the standard library.
 """
-import statistics
 
 from make_llama2c_bench import SHAPES  # the benchmark's model shapes (s260k, s15m)
 
@@ -39,19 +38,22 @@ def weight_bytes(shape, block_bytes=None):
 
 
 def bandwidths(lines):
-    """{(kib, name): median GB/s} of the "bw KIB NAME GB/S" lines."""
+    """{(kib, name): best GB/s over the rounds} of the "bw KIB NAME GB/S" lines. The best, not the
+    median: the roofline is a ceiling, and on a shared machine the bandwidth one core gets swings
+    from round to round (on the Zen 4 VM of docs/benchmarks.md, 31 to 43 GB/s at 59344 KiB), so a
+    median let a decoder's median rate exceed it."""
     bw = {}
     for line in lines:
         w = line.split()
         if len(w) == 4 and w[0] == "bw":
             bw.setdefault((int(w[1]), w[2]), []).append(float(w[3]))
-    return {k: statistics.median(x) for k, x in bw.items()}
+    return {k: max(x) for k, x in bw.items()}
 
 
 def roofline(bwm, kib, wbytes):
     """(4 KiB pages GB/s, huge pages GB/s, tokens/s at most with the better of the two) at the
     buffer size kib, or None when it was not measured. Each of the two is the best of the read
-    kernels of that page size (four or two vector sums: "_2chains"), each a median over rounds."""
+    kernels of that page size (four or two vector sums: "_2chains"), each the best of its rounds."""
     small = max([v for (k, n), v in bwm.items() if k == kib and "thp" not in n], default=0.0)
     huge = max([v for (k, n), v in bwm.items() if k == kib and "thp" in n], default=0.0)
     best = max(small, huge)
