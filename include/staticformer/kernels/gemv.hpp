@@ -330,15 +330,16 @@ constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::si
 // tokens/s, a tenth of one core's 256-bit peak), and on the Zen 4 this was measured on the 256-bit
 // kernels read memory faster: that decode at 480 tokens/s with AVX-512 products, 600 with these
 // (interleaved runs, the rest of the step AVX-512 in both).
-template <class T, weights_in Where>
-using backend_for = std::conditional_t<Where == weights_in::memory && std::is_same_v<T, float> &&
-                                           std::is_same_v<simd::native<T>, simd::avx512>,
-#if defined(SF_SIMD_HAVE_AVX2)
-                                       simd::avx2,
-#else
-                                       simd::native<T>,
+namespace detail {
+template <class T, weights_in Where> struct backend_for_impl { using type = simd::native<T>; };
+#if defined(SF_SIMD_HAVE_AVX512) && defined(SF_SIMD_HAVE_AVX2)
+template <> struct backend_for_impl<float, weights_in::memory> {  // (native may be scalar: SF_SIMD_FORCE_SCALAR)
+  using type = std::conditional_t<std::is_same_v<simd::native<float>, simd::avx512>, simd::avx2, simd::native<float>>;
+};
 #endif
-                                       simd::native<T>>;
+}  // namespace detail
+template <class T, weights_in Where>
+using backend_for = typename detail::backend_for_impl<T, Where>::type;
 
 // The entry points: the reference during constant evaluation, at run time the native backend
 // (Where = weights_in::cache) or backend_for<T, weights_in::memory>.
