@@ -243,11 +243,7 @@ class decoder {
         kernels::q8::matvec(q.data(), d->xq_d_[0], wq.m, bias_of(bq), where);
         kernels::q8::matvec(k.data(), d->xq_d_[0], wk.m, bias_of(bk), where);
         kernels::q8::matvec(v.data(), d->xq_d_[0], wv.m, bias_of(bv), where);
-      } else if constexpr (one_row && weights_from_memory) {  // one stream per matrix, row after row
-        kernels::gemv<where>(q.data(), x.data(), wq.data(), D, D, D, bias_of(bq));
-        kernels::gemv<where>(k.data(), x.data(), wk.data(), DK, DK, D, bias_of(bk));
-        kernels::gemv<where>(v.data(), x.data(), wv.data(), DK, DK, D, bias_of(bv));
-      } else if constexpr (one_row) {  // one row: Q, K and V in one loop (three times the chains in flight)
+      } else if constexpr (one_row && !weights_from_memory) {  // Q, K and V in one loop (three times the chains in flight)
         const kernels::gemv_job<T> jobs[3] = {{q.data(), x.data(), wq.data(), bias_of(bq)},
                                               {k.data(), x.data(), wk.data(), bias_of(bk)},
                                               {v.data(), x.data(), wv.data(), bias_of(bv)}};
@@ -257,7 +253,7 @@ class decoder {
           kernels::gemv_batch(jobs, 1, D, D, D);
           kernels::gemv_batch(jobs + 1, 2, DK, DK, D);
         }
-      } else {
+      } else {  // several rows, or weights from memory: one matrix after the other (linear: one stream each)
         (*this)(q, x, wq, bq);
         (*this)(k, x, wk, bk);
         (*this)(v, x, wv, bv);

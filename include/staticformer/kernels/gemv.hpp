@@ -327,7 +327,7 @@ constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::si
 // The backend of a product whose weights come from memory (weights_in::memory): 256-bit vectors
 // where the target has AVX2, even with AVX-512. Such a product is bound by the memory, not by the
 // FMA units (a stories15M-shaped token: 15 M multiply-adds over 61 MB, about 9 GFLOP/s at 600
-// tokens/s, a tenth of one core's 256-bit peak), and on the Zen 4 this was measured on the 256-bit
+// tokens/s, far below one core's FMA peak of 111-115), and on the Zen 4 this was measured on the 256-bit
 // kernels read memory faster: that decode at 480 tokens/s with AVX-512 products, 600 with these
 // (interleaved runs, the rest of the step AVX-512 in both).
 namespace detail {
