@@ -23,6 +23,9 @@
 // bf16_gemm_<op>/256x256x256: the same products with bf16 operands (kernels/gemm_bf16.hpp), with
 // pct_bf16_peak against the vdpbf16ps peak (tools/generate/peak.hpp) where the CPU has it.
 //
+// batched_products/stories15M/16: the weight products of a 16-stream decoder step at the
+// stories15M shape, weights from memory (below).
+//
 // read_bandwidth/<KiB>: GB/s of reading a buffer of that size over and over (four independent
 // vector sums, nothing written), the bound of token-by-token decoding, which reads every weight
 // once per token: 400 KiB ≈ nano's float weights (from L2), 3100 KiB ≈ dim128's (past L2), 1016 KiB
@@ -51,6 +54,7 @@
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/kernels/q8.hpp"
 #include "staticformer/kernels/vmath.hpp"
+#include "staticformer/kernels/weights_in.hpp"
 #include "staticformer/simd.hpp"
 #include "../tools/generate/peak.hpp"
 #include "cpu_context.hpp"
@@ -340,6 +344,43 @@ void read_bandwidth(benchmark::State& state) {
   state.counters["GB/s"] = bytes * static_cast<double>(state.iterations()) / (cpu_seconds() - t0) * 1e-9;
 }
 
+// ---------------------------------------------------------------- a batched decoder step's products
+// batched_products/stories15M/16: the weight products of one decoder step of 16 streams at the
+// stories15M shape (D 288, F 768, 6 layers, vocabulary 32000, tied head), the weights from memory
+// (58 MiB in the huge-page buffer, read in place as sf::decoder reads them): per layer q, k, v and
+// o (16,288)·(288,288), the gate and up (16,288)·(288,768), the down (16,768)·(768,288); then the
+// head's copy (16,288)·(288,32000) panel by panel (kernels::gemm_nn_panels, the decoder's panel
+// width). GFLOPs and pct_peak as for the products above. The rest of a step (attention over each
+// stream's cache, norms, sampling) is not here: `staticformer bench --decode` times whole steps.
+void batched_products(benchmark::State& state) {
+  namespace k = sf::kernels;
+  constexpr std::size_t R = 16, D = 288, F = 768, L = 6, NV = 32000;
+  constexpr std::size_t HN = k::native_panel_width<float, k::weights_in::memory>;
+  constexpr std::size_t layer = 4 * D * D + 3 * D * F, weights = L * layer + D * NV;
+  static_assert(weights <= sizeof g_bufthp / sizeof(float), "batched_products: the weights exceed the buffer");
+#if defined(__linux__)
+  ::madvise(g_bufthp, sizeof g_bufthp, MADV_HUGEPAGE);  // (as read_bandwidth_thp: before any write, if first)
+#endif
+  float* const w = g_bufthp;
+  for (std::size_t i = 0; i < weights; ++i) w[i] = static_cast<float>(i % 97) * 1e-3f - 0.05f;
+  static float x[R * F], y[R * F], logits[R * NV];
+  for (std::size_t i = 0; i < R * F; ++i) x[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
+  const double t0 = cpu_seconds();
+  for (auto _ : state) {
+    const float* p = w;
+    for (std::size_t l = 0; l < L; ++l) {
+      for (int m = 0; m < 4; ++m, p += D * D) k::gemm_nn<R, D, D>(y, x, p);  // q, k, v, o
+      k::gemm_nn<R, F, D>(y, x, p), p += D * F;                               // gate
+      k::gemm_nn<R, F, D>(y, x, p), p += D * F;                               // up
+      k::gemm_nn<R, D, F>(y, x, p), p += D * F;                               // down
+    }
+    k::gemm_nn_panels<R, NV, D, HN>(logits, x, p);  // the head
+    benchmark::DoNotOptimize(logits);
+    benchmark::ClobberMemory();
+  }
+  report(state, 2.0 * R * static_cast<double>(weights), t0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -382,6 +423,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("read_bandwidth_2chains/" + k).c_str(), read_bandwidth<false, 2>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_thp_2chains/" + k).c_str(), read_bandwidth<true, 2>)->Arg(kib);
   }
+  benchmark::RegisterBenchmark("batched_products/stories15M/16", batched_products)->Unit(benchmark::kMillisecond);
   sf_bench::add_cpu_context(/*bf16_rows=*/true);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

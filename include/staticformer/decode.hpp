@@ -318,12 +318,7 @@ class decoder {
       // panel is read once for all rows (the same sums as gemv_panels: k order, one FMA at a time)
       using my = detail::mt<Y>;
       using mx = detail::mt<X>;
-      constexpr std::size_t R = my::rows, full = V / HN, last = V - full * HN;
-      if constexpr (full > 0)
-        for (std::size_t p = 0; p < full; ++p)
-          kernels::gemm_nn<R, HN, D, mx::ld, HN, my::ld>(y.data() + p * HN, a.data(), head_t_.data() + p * HN * D);
-      if constexpr (last > 0)
-        kernels::gemm_nn<R, last, D, mx::ld, last, my::ld>(y.data() + full * HN, a.data(), head_t_.data() + full * HN * D);
+      kernels::gemm_nn_panels<my::rows, V, D, HN, mx::ld, my::ld>(y.data(), a.data(), head_t_.data());
     } else if constexpr (head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)

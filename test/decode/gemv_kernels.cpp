@@ -1,16 +1,19 @@
 // The decoder's vector–matrix kernels beside test_decode.cpp's (the same program; a unit of its own
 // for the compile time): gemv_panels (a matrix stored panel by panel, the float tied head's copy)
-// and gemv_batch<Share> (jobs sharing a matrix: the query heads of one key/value head), each
+// gemm_nn_panels (the same matrix, the rows of several streams), and gemv_batch<Share> (jobs
+// sharing a matrix: the query heads of one key/value head), each
 // against the reference on every float backend compiled in: the same bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "for_each_backend.hpp"
 #include "staticformer/data.hpp"
+#include "staticformer/kernels/gemm.hpp"
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/simd.hpp"
 
@@ -109,4 +112,37 @@ TEST(Decode, GemvStreamMatchesGemv) {
       for_each_backend(check);
     }
   }
+}
+
+// gemm_nn_panels (rows of several streams times the matrix stored panel by panel: a batched step's
+// float tied head) against ref::gemm_nn over the plain matrix, every backend compiled in: the same
+// bits. Shapes: M of every row tile (6, 4, 2 and 1 rows), N a multiple of NP or not, NP a multiple
+// of the backend's tile width or not, K of one, two and three K blocks (the next panel's rows are
+// fetched in the last one).
+template <std::size_t M, std::size_t N, std::size_t K, std::size_t NP>
+void check_gemm_panels(std::uint64_t seed) {
+  sf::xoshiro256 rng(seed);
+  auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
+  std::vector<float> A(M * K), Bm(K * N), Bp(K * N), C0(M * N), C1(M * N);
+  for (auto& v : A) v = rnd();
+  for (auto& v : Bm) v = rnd();
+  for (std::size_t n = 0; n < N; ++n) {  // panel by panel, the last one narrower
+    const std::size_t n0 = n / NP * NP, w = N - n0 < NP ? N - n0 : NP;
+    for (std::size_t k = 0; k < K; ++k) Bp[n0 * K + k * w + (n - n0)] = Bm[k * N + n];
+  }
+  sf::kernels::ref::gemm_nn<M, N, K, K, N, N, false>(C0.data(), A.data(), Bm.data(), static_cast<const float*>(nullptr));
+  auto check = [&]<class V>(const char* name) {
+    std::fill(C1.begin(), C1.end(), 7.0f);
+    sf::kernels::gemm_nn_panels_with<V, M, N, K, NP, K, N>(C1.data(), A.data(), Bp.data());
+    EXPECT_EQ(0, std::memcmp(C0.data(), C1.data(), C0.size() * sizeof(float)))
+        << name << " M=" << M << " N=" << N << " K=" << K << " NP=" << NP;
+  };
+  for_each_backend(check);
+}
+TEST(Decode, GemmPanelsMatchesGemm) {
+  check_gemm_panels<16, 200, 150, 64>(1);
+  check_gemm_panels<13, 130, 70, 24>(2);
+  check_gemm_panels<3, 128, 65, 64>(3);
+  check_gemm_panels<1, 100, 33, 64>(4);
+  check_gemm_panels<7, 257, 129, 32>(5);
 }

@@ -7,12 +7,14 @@
 #define SF_LAMBDA_INLINE __attribute__((always_inline))  // after a lambda's parameter list
 #define SF_RESTRICT __restrict__
 #define SF_PREFETCH(p) __builtin_prefetch(p)
+#define SF_PREFETCH_L2(p) __builtin_prefetch((p), 0, 2)  // into L2 (x86: prefetcht1)
 #else
 #define SF_KERNEL_INLINE inline
 #define SF_KERNEL_NOINLINE
 #define SF_LAMBDA_INLINE
 #define SF_RESTRICT
 #define SF_PREFETCH(p) ((void)(p))
+#define SF_PREFETCH_L2(p) ((void)(p))
 #endif
 
 // No automatic vectorisation of this function (g++ only). g++ 12 at -O3 turns the rotation

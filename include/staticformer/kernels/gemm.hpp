@@ -36,7 +36,9 @@
 //   * Blocking: column panel (outer) → K block of KC rows → row tiles (inner), so
 //     the KC × NV·W slice of B stays in L1 while the row tiles stream A from L2. With 16 row
 //     tiles or more, the next slice of B (and gemm_tn's next block of A) is prefetched while the
-//     current one is used, so its copy or transpose does not wait for memory.
+//     current one is used, so its copy or transpose does not wait for memory. With fewer row
+//     tiles and B read in place (a batched decoder step: 16 rows times weights from memory), the
+//     tiles fetch the next slice into L2 themselves, a row per k step spread over all of them.
 //
 // No heap, nothing big on the stack. The only storage beyond registers is two packing
 // buffers (static, sizes fixed at compile time: 16 KiB + 28 KiB for AVX-512).
@@ -106,6 +108,9 @@ template <class V> inline constexpr std::size_t max_tile_cols = (V::registers >=
 //   B: (kc, cols) row stride ldb   — the matrix itself or a packed panel
 //   bias: (cols) or nullptr
 //   load_c: start from C (accumulate, or a later K block); otherwise from 0.
+//   pf: nullptr, or rows the tile fetches into L2 while it runs (panel's next slice): in its first
+//       pf_rows k steps, the NV vectors at pf + k·pf_ld (a prefetch never faults; the values are
+//       not read)
 //
 // Naive reference of the same tile:
 //   for i < MR, j < cols: s = (load_c ? C[i,j] : 0) + (bias ? bias[j] : 0);
@@ -118,7 +123,7 @@ template <class V, std::size_t MR, std::size_t NV, bool Partial, bool ATrans, cl
 SF_KERNEL_INLINE void tile_body(std::index_sequence<I...>, std::index_sequence<J...>, std::index_sequence<R...>,
                                 T* SF_RESTRICT C, std::size_t ldc, const T* SF_RESTRICT A, std::size_t lda,
                                 const T* SF_RESTRICT B, std::size_t ldb, std::size_t kc, std::size_t nl, bool load_c,
-                                const T* SF_RESTRICT bias) {
+                                const T* SF_RESTRICT bias, const T* pf, std::size_t pf_ld, std::size_t pf_rows) {
   using reg = typename V::reg;
   constexpr std::size_t W = V::width;
   // vector j of a row starting at p; the last one has nl lanes when Partial
@@ -134,7 +139,14 @@ SF_KERNEL_INLINE void tile_body(std::index_sequence<I...>, std::index_sequence<J
   }
   const T* const arow[MR] = {(ATrans ? A + R : A + R * lda)...};  // a(i,k) = arow[i][k·(ATrans ? lda : 1)]
   const std::size_t astep = ATrans ? lda : 1;
-  for (std::size_t k = 0; k < kc; ++k) {  // acc[i·NV + j] += a(i,k) · B[k, jW:jW+W]
+  std::size_t k = 0;
+  if (pf)  // the first pf_rows steps also fetch row k of the prefetch slice into L2 (pf: see panel)
+    for (; k < pf_rows; ++k) {
+      const reg b[NV] = {ld(B + k * ldb, J)...};
+      (SF_PREFETCH_L2(pf + k * pf_ld + J * W), ...);
+      ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
+    }
+  for (; k < kc; ++k) {  // acc[i·NV + j] += a(i,k) · B[k, jW:jW+W]
     const reg b[NV] = {ld(B + k * ldb, J)...};
     ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
   }
@@ -145,9 +157,11 @@ SF_KERNEL_INLINE void tile_body(std::index_sequence<I...>, std::index_sequence<J
 template <class V, std::size_t MR, std::size_t NV, bool Partial, bool ATrans, class T>
 SF_KERNEL_NOINLINE void tile(T* SF_RESTRICT C, std::size_t ldc, const T* SF_RESTRICT A, std::size_t lda,
                              const T* SF_RESTRICT B, std::size_t ldb, std::size_t kc, std::size_t nl, bool load_c,
-                             const T* SF_RESTRICT bias) {
+                             const T* SF_RESTRICT bias, const T* pf = nullptr, std::size_t pf_ld = 0,
+                             std::size_t pf_rows = 0) {
   tile_body<V, MR, NV, Partial, ATrans>(std::make_index_sequence<MR * NV>{}, std::make_index_sequence<NV>{},
-                                        std::make_index_sequence<MR>{}, C, ldc, A, lda, B, ldb, kc, nl, load_c, bias);
+                                        std::make_index_sequence<MR>{}, C, ldc, A, lda, B, ldb, kc, nl, load_c, bias,
+                                        pf, pf_ld, pf_rows);
 }
 
 // ---------------------------------------------------------------- packing B
@@ -243,7 +257,8 @@ inline constexpr b_layout rows_layout =
 //      BCols = true:  b(k,n) = B[n·ldb + k]  (nc, K), always transposed per K block
 //   bias: (nc) or nullptr      acc: C += ... instead of C = ...
 //   pack: the B slice buffer (pack_buffer: pack_kc × max_tile_cols), used when BCols or copy_b
-//   next_nc: the columns of the panel that follows this one (0: none), whose first slice of B is fetched ahead
+//   next_b, next_nc: the panel that follows this one (its B, as B here; row stride ldb) and its columns (0: none),
+//     whose first slice of B is fetched ahead
 // M, K and the strides are run-time values, and the M % MR remainder rows go through tiles
 // of 4, 2 and 1 rows: a panel depends only on the tile (MR × NVp, partial or not), so
 // every shape of a program that tiles alike shares it, which keeps compile times down.
@@ -251,7 +266,7 @@ inline constexpr b_layout rows_layout =
 template <class V, std::size_t MR, std::size_t NVp, bool Partial, bool ATrans, bool BCols, class T>
 SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
                               std::size_t M, std::size_t K, std::size_t nc, bool acc, const T* bias, bool copy_b,
-                              T* pack, std::size_t next_nc) {
+                              T* pack, const T* next_b, std::size_t next_nc) {
   constexpr std::size_t W = V::width;
   const std::size_t nl = nc - (NVp - 1) * W;  // lanes of the last vector
   for (std::size_t k0 = 0; k0 < K; k0 += pack_kc) {  // K blocks of pack_kc rows of B
@@ -277,10 +292,23 @@ SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda
     const bool next_block = k0 + pack_kc < K;
     const std::size_t k_next = next_block ? k0 + pack_kc : 0, k_len = min_(pack_kc, K - k_next),
                       n_next = next_block ? nc : next_nc;
-    const T* const next = next_block ? B : BCols ? B + nc * ldb : B + nc;  // the panel the slice is in
+    const T* const next = next_block ? B : next_b;  // the panel the slice is in
     // Only with at least 16 row tiles, a few lines after each: with fewer rows (a batched decoder
     // step's 16) the bursts cost more than they save (8% slower at stories15M, 16 streams).
     const bool ahead = M >= 16 * MR && n_next != 0;
+    // With fewer row tiles and B read in place (a batched decoder step: 16 rows, weights from
+    // memory), the tiles themselves fetch the next slice into L2, spread over all of them: row
+    // tile t of n fetches its rows t, t+n, t+2n, …, one row per k step (NVp vectors) alongside its
+    // FMAs. (A 16-stream stories15M step's products, weights from memory: 58% → 76% of the FMA
+    // peak, sf_bench_kernels' batched_products; fetched into L1 instead they were slower than
+    // without, and bursts after each tile, as `ahead` does, 8% slower.)
+    const bool in_tile = W > 1 && !ahead && !BCols && !copy_b && n_next != 0;
+    const std::size_t n_tiles = [&] {
+      std::size_t n = M / MR, r = M % MR;
+      if constexpr (MR > 4) n += r / 4, r %= 4;
+      if constexpr (MR > 2) n += r / 2, r %= 2;
+      return n + r;
+    }();
     const std::size_t next_rows = !ahead ? 0 : BCols ? n_next : k_len, next_cols = BCols ? k_len : n_next,
                       row0 = BCols ? 0 : k_next, col0 = BCols ? k_next : 0;
     const std::size_t per_tile = (next_rows + M / MR) / (M / MR + 1);  // rows of the slice per row tile
@@ -290,11 +318,14 @@ SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda
         for (std::size_t c = 0; c < next_cols; c += 64 / sizeof(T)) SF_PREFETCH(next + (row0 + next_row) * ldb + col0 + c);
     };
     // row tiles: C[m0:m0+R, :] (=|+=) a[m0:m0+R, k0:k0+kb] · b[k0:k0+kb, :]
-    std::size_t m0 = 0;
+    std::size_t m0 = 0, t = 0;
     auto rows = [&]<std::size_t R>() SF_LAMBDA_INLINE {
+      // in_tile: this tile's rows of the next slice, rows k_next + t, + t + n, … (+ n_tiles·ldb each)
+      const std::size_t pf_rows = in_tile && t < k_len ? min_(kb, (k_len - t + n_tiles - 1) / n_tiles) : 0;
       tile<V, R, NVp, Partial, ATrans>(C + m0 * ldc, ldc, Ak + (ATrans ? m0 : m0 * lda), lda, Bk, ldbk, kb, nl, load_c,
-                                       bk);
+                                       bk, pf_rows ? next + (k_next + t) * ldb : nullptr, n_tiles * ldb, pf_rows);
       m0 += R;
+      ++t;
       if constexpr (W > 1) fetch_next();
     };
     while (m0 + MR <= M) rows.template operator()<MR>();
@@ -313,19 +344,25 @@ inline constexpr bool copy_a = V::width > 1 && M >= 96 && K > pack_kc / 2 && (ld
 // C (M,N) (=|+=) Σ_k a(m,k) · b(k,n) (+ bias[n]) — column panels of NV vectors, then (NVr > 0)
 // one of NVr vectors whose last one is partial when PartialR.
 //   C: (M,N) row stride ldc;  A, B, bias, acc, copy_b: as for panel, over all N columns
+//   after, after_nc: what the last panel fetches ahead as if it were the next panel (nullptr: nothing)
 // Run-time M, N, K: shared by all shapes that tile alike.
 template <class V, std::size_t MR, std::size_t NV, std::size_t NVr, bool PartialR, bool ATrans, bool BCols, class T>
 SF_KERNEL_NOINLINE void gemm_tiled(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
                                    std::size_t M, std::size_t N, std::size_t K, bool acc, const T* bias, bool copy_b,
-                                   T* pack) {
+                                   T* pack, const T* after, std::size_t after_nc) {
   constexpr std::size_t NR = NV * V::width;
+  auto b_at = [&](std::size_t n) { return BCols ? B + n * ldb : B + n; };  // panel n's B
   std::size_t n0 = 0;
-  for (; n0 + NR <= N; n0 += NR)  // C[:, n0:n0+NR]
-    panel<V, MR, NV, false, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, NR, acc,
-                                           bias ? bias + n0 : nullptr, copy_b, pack, min_(NR, N - n0 - NR));
+  for (; n0 + NR <= N; n0 += NR) {  // C[:, n0:n0+NR]
+    const bool last = n0 + NR == N;
+    panel<V, MR, NV, false, ATrans, BCols>(C + n0, ldc, A, lda, b_at(n0), ldb, M, K, NR, acc, bias ? bias + n0 : nullptr,
+                                           copy_b, pack, last ? after : b_at(n0 + NR),
+                                           last ? (after ? after_nc : 0) : min_(NR, N - n0 - NR));
+  }
   if constexpr (NVr != 0)  // C[:, n0:N] (none when N is a column range ending on a panel boundary)
-    if (n0 < N) panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, BCols ? B + n0 * ldb : B + n0, ldb, M, K, N - n0,
-                                               acc, bias ? bias + n0 : nullptr, copy_b, pack, 0);
+    if (n0 < N) panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, b_at(n0), ldb, M, K, N - n0, acc,
+                                                           bias ? bias + n0 : nullptr, copy_b, pack, after,
+                                                           after ? after_nc : 0);
 }
 
 // The tiling of a compile-time (M,N,K) product, then gemm_tiled over the rows [m_begin, m_end)
@@ -355,13 +392,13 @@ SF_KERNEL_INLINE void gemm_rows(T* C, std::size_t ldc, const T* A, std::size_t l
           for (std::size_t k = k1; k < min_(K, k1 + pack_kc); ++k)
             for (std::size_t i = 0; i < min_(a_chunk<V>, m_end - m1); i += 64 / sizeof(T)) SF_PREFETCH(A + k * lda + m1 + i);
         run(C + m0 * ldc, ldc, abuf, a_chunk_ld<V>, B + k0 * ldb, ldb, mc, N, kb, acc || k0 > 0,
-            k0 == 0 ? bias : nullptr, copy_b, pack);
+            k0 == 0 ? bias : nullptr, copy_b, pack, nullptr, 0);
       }
     }
   } else {
     run(C + m_begin * ldc + n_begin, ldc, ATrans ? A + m_begin : A + m_begin * lda, lda,
         BL == b_layout::cols ? B + n_begin * ldb : B + n_begin, ldb, m_end - m_begin, n_end - n_begin, K, acc,
-        bias ? bias + n_begin : nullptr, copy_b, pack);
+        bias ? bias + n_begin : nullptr, copy_b, pack, nullptr, 0);
   }
 }
 
@@ -472,6 +509,48 @@ template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = K, std:
 constexpr void gemm_nn(T* C, const T* A, const T* B, const T* bias = nullptr) {
   if (std::is_constant_evaluated()) ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
   else gemm_nn_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
+}
+// C (M,N) = A (M,K) · B with B stored by panels of NP columns (kernels::gemv_panels' layout: panel
+// p, the columns p·NP …, is the contiguous (K, min(NP, N − p·NP)) block at p·NP·K), with backend V:
+// a gemm_nn per panel (the same sums), each but the last fetching the next panel's first rows while
+// its last K block runs (gemm_tiled's `after`; with a parallel runner installed, gemm_nn_with per
+// panel, which splits it).
+//   C: (M,N) row stride ldc   A: (M,K) row stride lda   B: N·K values
+// Naive reference: for p: ref::gemm_nn<M, NPp, K, lda, NPp, ldc>(C + p·NP, A, B + p·NP·K)
+template <class Backend, std::size_t M, std::size_t N, std::size_t K, std::size_t NP, std::size_t lda, std::size_t ldc,
+          class T>
+void gemm_nn_panels_with(T* C, const T* A, const T* B) {
+  static_assert(NP > 0, "sf::kernels::gemm_nn_panels: panels of 0 columns");
+  constexpr std::size_t full = N / NP, last = N - full * NP;
+  using P = detail::tiling<Backend, NP>;
+  constexpr std::size_t W = Backend::width, rem = NP % P::NR;
+  if constexpr (full == 0) {
+  } else if (M == 1 || W == 1 || parallel::current != nullptr) {
+    for (std::size_t p = 0; p < full; ++p)
+      gemm_nn_with<Backend, M, NP, K, lda, NP, ldc, false>(C + p * NP, A, B + p * NP * K, static_cast<const T*>(nullptr));
+  } else {
+    constexpr auto run = detail::gemm_tiled<Backend, P::MR, P::NV, (rem + W - 1) / W, rem % W != 0, false, false, T>;
+    for (std::size_t p = 0; p < full; ++p) {
+      const bool more = p + 1 < full || last > 0;
+      run(C + p * NP, ldc, A, lda, B + p * NP * K, NP, M, NP, K, false, nullptr, false,
+          detail::pack_buffer<Backend, T>(), more ? B + (p + 1) * NP * K : nullptr, p + 1 < full ? NP : last);
+    }
+  }
+  if constexpr (last > 0)
+    gemm_nn_with<Backend, M, last, K, lda, last, ldc, false>(C + full * NP, A, B + full * NP * K,
+                                                             static_cast<const T*>(nullptr));
+}
+template <std::size_t M, std::size_t N, std::size_t K, std::size_t NP, std::size_t lda = K, std::size_t ldc = N, class T>
+constexpr void gemm_nn_panels(T* C, const T* A, const T* B) {
+  if (std::is_constant_evaluated()) {
+    constexpr std::size_t full = N / NP, last = N - full * NP;
+    const T* const none = nullptr;
+    if constexpr (full > 0)
+      for (std::size_t p = 0; p < full; ++p) ref::gemm_nn<M, NP, K, lda, NP, ldc, false>(C + p * NP, A, B + p * NP * K, none);
+    if constexpr (last > 0) ref::gemm_nn<M, last, K, lda, last, ldc, false>(C + full * NP, A, B + full * NP * K, none);
+  } else {
+    gemm_nn_panels_with<simd::native<T>, M, N, K, NP, lda, ldc>(C, A, B);
+  }
 }
 // C (M,N) (=|+=) A (M,K) · B (N,K)ᵀ
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t lda = K, std::size_t ldb = K,
