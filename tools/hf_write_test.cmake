@@ -3,7 +3,8 @@
 #   cmake -DSTATICFORMER=<staticformer> -DDATA=<test/data> -DWORK=<scratch dir> -DPYTHON=<python>
 #         -DSCRIPT=<tools/hf_generate.py> -P hf_write_test.cmake
 # transformers itself loads each written directory (LlamaForCausalLM from config.json and
-# model.safetensors, LlamaTokenizer from the written tokenizer.model) and generates greedily
+# model.safetensors, LlamaTokenizer from the written tokenizer.model, and again LlamaTokenizerFast from
+# the written tokenizer.json alone) and generates greedily
 # (tools/hf_generate.py): its text must be byte for byte the reference — transformers' own text of
 # the directories in test/data/hf, written again by staticformer in float32, and run.c's text of
 # llama2.c's version 0 file test/data/llama2c/runc_gqa.v0.bin (adjacent RoPE pairs, permuted to
@@ -33,7 +34,12 @@ function(check name source steps expected)
   if(NOT text STREQUAL want)
     message(FATAL_ERROR "transformers' text of the written directory ${name} is not the reference ${expected}:\n${text}\n---\n${want}")
   endif()
-  message(STATUS "ok: transformers prints the reference text of ${name} from the directory staticformer wrote")
+  # the same with LlamaTokenizerFast over the written tokenizer.json alone
+  run(fast 0 "${PYTHON}" "${SCRIPT}" "${WORK}/${name}" --steps ${steps} --fast)
+  if(NOT fast STREQUAL want)
+    message(FATAL_ERROR "transformers' text of ${name} with the written tokenizer.json is not the reference ${expected}:\n${fast}\n---\n${want}")
+  endif()
+  message(STATUS "ok: transformers prints the reference text of ${name} from the directory staticformer wrote (tokenizer.model and tokenizer.json)")
 endfunction()
 
 foreach(name llama_gqa_f32 llama_tied_bf16 llama_mqa_f16)

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -701,6 +702,108 @@ std::vector<std::byte> sentencepiece_model_bytes(const tokenizer_bin& t) {
   return {b, b + m.out.size()};
 }
 
+result<std::string> hf_tokenizer_json(const tokenizer_bin& t) {
+  using json = nlohmann::ordered_json;
+  auto bad = [](const std::string& e) { return detail::fail({"tokenizer.json: ", e}); };
+  try {
+    const tokenizer_bin::sentencepiece_vocab v = t.to_sentencepiece();
+    const std::size_t n = v.pieces.size();
+    const char* special[3] = {"<unk>", "<s>", "</s>"};
+    if (n < 3) return bad("a Llama tokenizer has <unk>, <s>, </s> at ids 0, 1, 2; this one has " + std::to_string(n) + " pieces");
+    std::unordered_map<std::string_view, std::int32_t> id_of;  // piece → id (LlamaConverter's vocab)
+    id_of.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i < 3 && v.pieces[i] != special[i])
+        return bad("id " + std::to_string(i) + " is '" + v.pieces[i] + "': a Llama tokenizer has " + special[i] + " there");
+      if (!id_of.emplace(v.pieces[i], static_cast<std::int32_t>(i)).second)
+        return bad("pieces " + std::to_string(id_of[v.pieces[i]]) + " and " + std::to_string(i) + " are both '" +
+                   v.pieces[i] + "'");
+    }
+    // transformers' LlamaConverter (SentencePieceExtractor.extract with the pieces' scores, <unk>, <s>
+    // and </s> scored 0): for each piece in id order, its splits into two pieces (at characters, not
+    // bytes), ordered by (left id, right id); then all of them by the made piece's score, highest
+    // first, a stable sort (equal scores keep that order).
+    struct merge { std::int32_t left, right; float score; };
+    std::vector<merge> merges;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string& p = v.pieces[i];
+      const std::size_t first = merges.size();
+      for (std::size_t k = 1; k < p.size(); ++k) {
+        if ((static_cast<unsigned char>(p[k]) & 0xC0) == 0x80) continue;  // (inside a UTF-8 character)
+        const auto a = id_of.find(std::string_view(p).substr(0, k)), b = id_of.find(std::string_view(p).substr(k));
+        if (a != id_of.end() && b != id_of.end()) merges.push_back({a->second, b->second, i < 3 ? 0.0f : v.scores[i]});
+      }
+      std::sort(merges.begin() + static_cast<std::ptrdiff_t>(first), merges.end(),
+                [](const merge& x, const merge& y) { return x.left != y.left ? x.left < y.left : x.right < y.right; });
+    }
+    std::stable_sort(merges.begin(), merges.end(), [](const merge& x, const merge& y) { return x.score > y.score; });
+
+    // The file as tokenizers 0.15 writes LlamaTokenizerFast's (transformers 4.35: BOS added, no EOS)
+    json j;
+    j["version"] = "1.0";
+    j["truncation"] = nullptr;
+    j["padding"] = nullptr;
+    j["added_tokens"] = json::array();
+    for (int i = 0; i < 3; ++i)
+      j["added_tokens"].push_back({{"id", i}, {"content", special[i]}, {"single_word", false}, {"lstrip", false},
+                                   {"rstrip", false}, {"normalized", false}, {"special", true}});
+    const std::string mark = "\xe2\x96\x81";  // U+2581
+    j["normalizer"] = {{"type", "Sequence"},
+                       {"normalizers", json::array({{{"type", "Prepend"}, {"prepend", mark}},
+                                                    {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", mark}}})}};
+    j["pre_tokenizer"] = nullptr;
+    auto special_token = [](const char* id, int type) { return json{{"SpecialToken", {{"id", id}, {"type_id", type}}}}; };
+    auto sequence = [](const char* id, int type) { return json{{"Sequence", {{"id", id}, {"type_id", type}}}}; };
+    j["post_processor"] = {
+        {"type", "TemplateProcessing"},
+        {"single", json::array({special_token("<s>", 0), sequence("A", 0)})},
+        {"pair", json::array({special_token("<s>", 0), sequence("A", 0), special_token("<s>", 1), sequence("B", 1)})},
+        {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", json::array({1})}, {"tokens", json::array({"<s>"})}}}}}};
+    j["decoder"] = {{"type", "Sequence"},
+                    {"decoders", json::array({{{"type", "Replace"}, {"pattern", {{"String", mark}}}, {"content", " "}},
+                                              {{"type", "ByteFallback"}},
+                                              {{"type", "Fuse"}},
+                                              {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}})}};
+    json model;
+    model["type"] = "BPE";
+    model["dropout"] = nullptr;
+    model["unk_token"] = "<unk>";
+    model["continuing_subword_prefix"] = nullptr;
+    model["end_of_word_suffix"] = nullptr;
+    model["fuse_unk"] = true;
+    model["byte_fallback"] = true;
+    // The vocabulary and the merges are spliced in as text (an ordered_json object finds each key
+    // by a linear search: 32000 pieces would take seconds), laid out as dump(2) lays out the rest.
+    static constexpr std::string_view vocab_mark = "\"@vocab@\"", merges_mark = "\"@merges@\"";
+    model["vocab"] = std::string(vocab_mark.substr(1, vocab_mark.size() - 2));
+    model["merges"] = std::string(merges_mark.substr(1, merges_mark.size() - 2));
+    j["model"] = std::move(model);
+    std::string text = j.dump(2);
+    auto quoted = [](const std::string& x) { return json(x).dump(); };  // (throws on a piece not UTF-8)
+    std::string block = "{";
+    for (std::size_t i = 0; i < n; ++i) block += (i ? ",\n      " : "\n      ") + quoted(v.pieces[i]) + ": " + std::to_string(i);
+    block += "\n    }";
+    text.replace(text.find(vocab_mark), vocab_mark.size(), block);
+    block = merges.empty() ? "[]" : "[";
+    for (std::size_t r = 0; r < merges.size(); ++r)
+      block += (r ? ",\n      " : "\n      ") +
+               quoted(v.pieces[static_cast<std::size_t>(merges[r].left)] + " " + v.pieces[static_cast<std::size_t>(merges[r].right)]);
+    if (!merges.empty()) block += "\n    ]";
+    text.replace(text.find(merges_mark), merges_mark.size(), block);
+    // What it is written for: read back (by this library), the same tokenizer.
+    result<tokenizer_bin> back = parse_hf_tokenizer_json(text, "tokenizer.json");
+    if (!back) return bad(std::string("it would not read back: ") + back.message());
+    for (std::size_t i = 0; i < n; ++i)
+      if (back->raw_piece(static_cast<std::int32_t>(i)) != t.raw_piece(static_cast<std::int32_t>(i)))
+        return bad("piece " + std::to_string(i) + " would not read back the same");
+    return text;
+  } catch (const std::bad_alloc&) {
+    return bad("out of memory");
+  } catch (const nlohmann::json::exception& e) {
+    return bad(std::string("a piece is not UTF-8 (") + e.what() + ")");
+  }
+}
+
 result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer) {
   if (a.ffn != sf::ffn_kind::gated || a.norm != sf::norm_kind::rmsnorm || a.position != sf::position_kind::rope ||
       a.activation != sf::activation_kind::silu || a.bias)
@@ -766,6 +869,9 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
 
     if (tokenizer) {
       out.tokenizer_model = sentencepiece_model_bytes(*tokenizer);
+      result<std::string> tj = hf_tokenizer_json(*tokenizer);
+      if (!tj) return tj.status();
+      out.tokenizer_json = std::move(*tj);
       nlohmann::ordered_json special, added;  // what LlamaTokenizer's save_pretrained writes (transformers 4.35)
       const char* names[3] = {"<unk>", "<s>", "</s>"};
       for (int i = 0; i < 3; ++i) {
@@ -814,6 +920,7 @@ sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector
   if (sf::status s = detail::write_file_atomically(d + "model.safetensors", files->model_safetensors); !s) return s;
   if (tokenizer) {
     if (sf::status s = detail::write_file_atomically(d + "tokenizer.model", files->tokenizer_model); !s) return s;
+    if (sf::status s = detail::write_file_atomically(d + "tokenizer.json", text(files->tokenizer_json)); !s) return s;
     if (sf::status s = detail::write_file_atomically(d + "tokenizer_config.json", text(files->tokenizer_config_json)); !s) return s;
     if (sf::status s = detail::write_file_atomically(d + "special_tokens_map.json", text(files->special_tokens_map_json)); !s)
       return s;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -172,3 +173,52 @@ TEST(HfTokenizerJson, RefusesWhatCannotBeExact) {
 }
 
 }  // namespace
+
+// Writing: hf_tokenizer_json of tok512.model is transformers' own tokenizer.json for it (written by
+// LlamaTokenizerFast's conversion, test/data/hf/README.md), byte for byte; it reads back as the
+// same tokenizer; merges ordered by score; what is not a Llama tokenizer is refused.
+TEST(HfTokenizerJson, WrittenAsTransformersWritesIt) {
+  auto m = io::read_sentencepiece_model(std::string(SF_TEST_DATA_DIR) + "/bpe/tok512.model");
+  ASSERT_TRUE(m.is_ok()) << m.message();
+  auto j = io::hf_tokenizer_json(*m);
+  ASSERT_TRUE(j.is_ok()) << j.message();
+  EXPECT_TRUE(*j == sf_test::read_text(fast_dir + "/tokenizer.json"));
+  auto back = io::parse_hf_tokenizer_json(*j);
+  ASSERT_TRUE(back.is_ok()) << back.message();
+  EXPECT_TRUE(back->serialize() == m->serialize());
+  // llama2.c's tokenizer.bin of the same model gives the same file
+  auto bin = io::tokenizer_bin::open(std::string(SF_TEST_DATA_DIR) + "/bpe/tok512.bin", 512);
+  ASSERT_TRUE(bin.is_ok()) << bin.message();
+  auto j2 = io::hf_tokenizer_json(*bin);
+  ASSERT_TRUE(j2.is_ok()) << j2.message();
+  EXPECT_TRUE(*j2 == *j);
+}
+
+TEST(HfTokenizerJson, WritingRefusesWhatWouldNotReadBack) {
+  std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
+  for (unsigned b = 0; b < 256; ++b) {
+    char p[8];
+    std::snprintf(p, sizeof p, "<0x%02X>", b);
+    pieces.push_back(p);
+  }
+  auto make = [&](std::vector<std::string> extra, std::size_t swap_first = 0) {
+    std::vector<std::string> all = pieces;
+    all.insert(all.end(), extra.begin(), extra.end());
+    if (swap_first) std::swap(all[0], all[swap_first]);
+    std::vector<float> scores(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) scores[i] = -static_cast<float>(i);
+    return io::tokenizer_bin::from_sentencepiece(all, scores);
+  };
+  auto ok = make({"\xe2\x96\x81", "a", "b", "ab", "\xe2\x96\x81" "ab"});
+  ASSERT_TRUE(ok.is_ok()) << ok.message();
+  auto j = io::hf_tokenizer_json(*ok);
+  ASSERT_TRUE(j.is_ok()) << j.message();
+  EXPECT_NE(j->find("\"a b\",\n      \"\xe2\x96\x81 ab\""), std::string::npos) << *j;  // by score: "ab" first
+  // two pieces that are one in tokenizers' vocabulary (a space is U+2581 there)
+  auto twice = make({"a", " a", "\xe2\x96\x81" "a"});
+  ASSERT_TRUE(twice.is_ok()) << twice.message();
+  sf_test::expect_refused(io::hf_tokenizer_json(*twice), "are both '\xe2\x96\x81" "a'");
+  auto unk = make({"x"}, 259);  // "x" at id 0
+  ASSERT_TRUE(unk.is_ok()) << unk.message();
+  sf_test::expect_refused(io::hf_tokenizer_json(*unk), "tokenizer.json: id 0 is 'x': a Llama tokenizer has <unk> there");
+}

@@ -135,7 +135,7 @@ constexpr usage_entry usage_entries[] = {
      "        a GGUF file, a float checkpoint, llama2.c's model file or a Hugging Face directory as GGUF (llama)\n"
      "  convert MODEL -o DIR --hf [-z TOKENIZER.bin]\n"
      "        a float checkpoint, llama2.c's model file, a GGUF file or a Hugging Face directory as a\n"
-     "        Hugging Face Llama directory (config.json, model.safetensors float32, tokenizer.model)\n"},
+     "        Hugging Face Llama directory (config.json, model.safetensors float32, tokenizer.model, tokenizer.json)\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"
              "        (MODEL: a checkpoint, a Hugging Face directory, a GGUF file or llama2.c's model file);\n"
              "        the instruction sets of the float, bf16 and int8 products, and this CPU's\n"},
@@ -703,7 +703,7 @@ bool is_gguf(const std::string& path) {
 //       tokenizer goes along) or llama2.c's model file (the tokenizer of -z goes along).
 // convert MODEL -o DIR --hf [-z TOKENIZER.bin]: a Hugging Face Llama directory (sf::io::write_hf_llama)
 // of a float checkpoint, llama2.c's model file, a GGUF file or another such directory, with the
-// model's tokenizer (or -z's) as tokenizer.model. Nothing is compiled.
+// model's tokenizer (or -z's) as tokenizer.model and tokenizer.json. Nothing is compiled.
 int convert_hf(int argc, char** argv) {
   std::string in, out, tokenizer_in;
   for (int i = 2; i < argc; ++i) {
@@ -776,8 +776,8 @@ int convert_hf(int argc, char** argv) {
   std::fprintf(stderr, "staticformer convert: saved %s (a Hugging Face Llama directory, float32, from %s; %s%s; %s)\n",
                out.c_str(), from.c_str(), sf::io::describe(arch).c_str(),
                permuted ? "; RoPE's adjacent pairs as Hugging Face's halves (rotate_half): q/k rows permuted" : "",
-               tok ? ("with the tokenizer as tokenizer.model, " + std::to_string(tok->size()) + " pieces").c_str()
-                   : "no tokenizer: give -z TOKENIZER.bin for tokenizer.model");
+               tok ? ("with the tokenizer as tokenizer.model and tokenizer.json, " + std::to_string(tok->size()) + " pieces").c_str()
+                   : "no tokenizer: give -z TOKENIZER.bin for tokenizer.model and tokenizer.json");
   return 0;
 }
 

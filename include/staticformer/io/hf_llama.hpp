@@ -107,19 +107,29 @@ bool is_hf_directory(const std::string& path);
 // write them (float32): config.json (LlamaConfig's fields), model.safetensors (Hugging Face's names,
 // linear layers [out, in], metadata {"format": "pt"}; a tied model has no lm_head.weight) and, with a
 // tokenizer, tokenizer.model (sentencepiece's protobuf: BPE with byte fallback, ids 0/1/2 = <unk>,
-// <s>, </s>, the Llama normalizer: a dummy prefix, no whitespace folding), tokenizer_config.json and
-// special_tokens_map.json. `tensors` are a LLaMA-family model's (gated silu, rmsnorm, rope, no bias):
+// <s>, </s>, the Llama normalizer: a dummy prefix, no whitespace folding), tokenizer.json (the fast
+// tokenizer's, hf_tokenizer_json), tokenizer_config.json and special_tokens_map.json. `tensors` are a LLaMA-family model's (gated silu, rmsnorm, rope, no bias):
 // exactly llama2c_tensor_shapes(a), staticformer's names and [in, out] layout; adjacent RoPE pairs
 // (llama2.c's, GGUF's) are permuted to Hugging Face's halves (convert_rope_pairs: the same model).
 // A tokenizer must have a's vocabulary size.
 struct hf_llama_files {
-  std::string config_json, tokenizer_config_json, special_tokens_map_json;  // (the last two: with a tokenizer)
+  std::string config_json, tokenizer_config_json, special_tokens_map_json, tokenizer_json;  // (the last three: with a tokenizer)
   std::vector<std::byte> model_safetensors, tokenizer_model;
 };
 result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer);
 // Writes those files into `dir` (created if absent; each file written whole, then renamed into place).
 sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
                           const tokenizer_bin* tokenizer);
+// tokenizers' tokenizer.json of a tokenizer, as transformers 4.35 (tokenizers 0.15) writes
+// LlamaTokenizerFast's from the tokenizer.model above: the pieces (U+2581 for a space) in id order;
+// the merges, each split of a piece into two pieces (at characters), ordered as LlamaConverter
+// orders them (the made piece's score, highest first; equal scores by the made piece's id, then by
+// the left and right pieces' ids); Llama's normalizer, decoder and BOS template; no newline at the
+// end. Refused (a message) when ids 0, 1, 2 are not <unk>, <s>, </s>, two pieces are equal (U+2581
+// for a space), a piece is not UTF-8, or the file would not read back as the same pieces
+// (parse_hf_tokenizer_json). transformers' own file for test/data/bpe/tok512.model is byte for byte
+// this one.
+result<std::string> hf_tokenizer_json(const tokenizer_bin& t);
 // sentencepiece's model file of a tokenizer (as above): read_sentencepiece_model gives it back.
 std::vector<std::byte> sentencepiece_model_bytes(const tokenizer_bin& t);
 
