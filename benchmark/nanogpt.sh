@@ -8,7 +8,7 @@
 # times and their ratios (benchmark/nanogpt_report.py), and draws both loss curves (--plot).
 #
 #   benchmark/nanogpt.sh [--build DIR] [--rounds N] [--iters N] [--cpu C] [--work DIR]
-#                        [--python PY]... [--plot FILE.svg]
+#                        [--python PY]... [--plot FILE.svg] [--precision f32|bf16]
 #
 #   --build   the build tree holding tools/staticformer (default: build)
 #   --rounds  nanoGPT/staticformer pairs (default 2)
@@ -19,6 +19,9 @@
 #   --python  a python3 with torch and numpy for nanoGPT (default /usr/bin/python3: Debian's
 #             python3-torch); repeat it to time several (e.g. a venv with PyPI's torch) in each round
 #   --plot    an SVG of the loss curves of the first round (gnuplot; else drawn by hand)
+#   --precision  staticformer's matrix products (`train --precision`; default f32, nanoGPT's CPU
+#             arithmetic; bf16: bf16 operands, float32 sums and weights — nanoGPT's train.py runs
+#             float32 on a CPU whatever its --dtype)
 #
 # nanoGPT is not part of this project and is not copied into it (only into --work, to run it): the
 # script runs it where it is found, $NANOGPT_DIR, else ../shared/peers/nanogpt beside the
@@ -29,7 +32,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
-build=$repo/build rounds=2 iters=2000 cpu=1 work=/tmp/sf-nanogpt plot="" pythons=()
+build=$repo/build rounds=2 iters=2000 cpu=1 work=/tmp/sf-nanogpt plot="" pythons=() precision=f32
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -39,7 +42,8 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --python) pythons+=("$2"); shift 2 ;;
     --plot) plot=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --precision) precision=$2; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "nanogpt.sh: unknown argument '$1' (--help lists them)" >&2; exit 2 ;;
   esac
 done
@@ -102,10 +106,11 @@ cat > "$work/shape.json" <<'EOF'
 EOF
 sf_args=(train --config "$work/shape.json" --batch 12 --data "$repo/data/tinyshakespeare.txt" --steps "$iters"
          --lr 1e-3 --min-lr-ratio 0.1 --warmup 0.05 --beta2 0.99 --clip 1 --eval-every "$eval_every"
-         --eval-batches 20)
+         --eval-batches 20 --precision "$precision")
 
 # The executable for this shape, compiled (on first use) before anything is timed; its step time.
-taskset -c "$cpu" "$staticformer" bench --config "$work/shape.json" --batch 12 --steps 50 | tee "$work/logs/bench.log"
+taskset -c "$cpu" "$staticformer" bench --config "$work/shape.json" --batch 12 --steps 50 --precision "$precision" |
+  tee "$work/logs/bench.log"
 
 now() { date +%s.%N; }
 cpu_of() { awk '{ printf "%.2f", $1 + $2 }' "$1"; }  # user + system seconds, from /usr/bin/time
@@ -113,6 +118,7 @@ cpu_of() { awk '{ printf "%.2f", $1 + $2 }' "$1"; }  # user + system seconds, fr
   echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; pinned to core $cpu"
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "nanogpt: $nanogpt"
+  echo "staticformer: $staticformer, --precision $precision"
   for py in "${pythons[@]}"; do echo "python: $py torch $("$py" -c 'import torch; print(torch.__version__)')"; done
 } | tee "$work/logs/setup.log"
 for ((r = 1; r <= rounds; ++r)); do
