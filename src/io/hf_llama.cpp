@@ -26,6 +26,9 @@ namespace {
 
 using detail::num;
 
+// The pieces a Llama tokenizer has at ids 0, 1, 2 (sentencepiece's unk, bos, eos; llama2.c's too).
+constexpr const char* llama_special[3] = {"<unk>", "<s>", "</s>"};
+
 // The whole of a regular file of at most `limit` bytes; "" or the message.
 std::string read_small_file(const std::string& path, std::uint64_t limit, std::vector<std::byte>& out) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -456,7 +459,7 @@ result<tokenizer_bin> parse_hf_tokenizer_json(std::string_view text, const std::
       seen[id] = true;
       pieces[id] = it.key();
     }
-    const char* special[3] = {"<unk>", "<s>", "</s>"};
+    const auto& special = llama_special;
     for (std::size_t i = 0; i < 3; ++i)
       if (pieces[i] != special[i])
         return bad("model.vocab: id " + std::to_string(i) + " is '" + pieces[i] + "': llama2.c's tokenizer takes <unk>, <s>, </s> at 0, 1, 2");
@@ -708,7 +711,7 @@ result<std::string> hf_tokenizer_json(const tokenizer_bin& t) {
   try {
     const tokenizer_bin::sentencepiece_vocab v = t.to_sentencepiece();
     const std::size_t n = v.pieces.size();
-    const char* special[3] = {"<unk>", "<s>", "</s>"};
+    const auto& special = llama_special;
     if (n < 3) return bad("a Llama tokenizer has <unk>, <s>, </s> at ids 0, 1, 2; this one has " + std::to_string(n) + " pieces");
     std::unordered_map<std::string_view, std::int32_t> id_of;  // piece → id (LlamaConverter's vocab)
     id_of.reserve(n);
@@ -873,7 +876,7 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
       if (!tj) return tj.status();
       out.tokenizer_json = std::move(*tj);
       nlohmann::ordered_json special, added;  // what LlamaTokenizer's save_pretrained writes (transformers 4.35)
-      const char* names[3] = {"<unk>", "<s>", "</s>"};
+      const auto& names = llama_special;
       for (int i = 0; i < 3; ++i) {
         special = {{"content", names[i]}, {"lstrip", false}, {"normalized", false}, {"rstrip", false},
                    {"single_word", false}, {"special", true}};

@@ -194,7 +194,7 @@ TEST(HfTokenizerJson, WrittenAsTransformersWritesIt) {
   EXPECT_TRUE(*j2 == *j);
 }
 
-TEST(HfTokenizerJson, WritingRefusesWhatWouldNotReadBack) {
+TEST(HfTokenizerJson, WritingRefusesWhatIsNotLlamas) {
   std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
   for (unsigned b = 0; b < 256; ++b) {
     char p[8];
@@ -218,6 +218,10 @@ TEST(HfTokenizerJson, WritingRefusesWhatWouldNotReadBack) {
   auto twice = make({"a", " a", "\xe2\x96\x81" "a"});
   ASSERT_TRUE(twice.is_ok()) << twice.message();
   sf_test::expect_refused(io::hf_tokenizer_json(*twice), "are both '\xe2\x96\x81" "a'");
+  // a piece longer than the reader takes (256 bytes): written, it would not read back
+  auto longer = make({std::string(300, 'a')});
+  ASSERT_TRUE(longer.is_ok()) << longer.message();
+  sf_test::expect_refused(io::hf_tokenizer_json(*longer), "tokenizer.json: it would not read back: ");
   auto unk = make({"x"}, 259);  // "x" at id 0
   ASSERT_TRUE(unk.is_ok()) << unk.message();
   sf_test::expect_refused(io::hf_tokenizer_json(*unk), "tokenizer.json: id 0 is 'x': a Llama tokenizer has <unk> there");
