@@ -6,6 +6,7 @@
 // of bad file is refused with its message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -272,6 +273,57 @@ TEST(Gguf, WriterQuantizesAsGgufPyDoes) {
     for (std::size_t g = 0; g < own[k].scales.size(); ++g) scale_differs += back->quantized[k].scales[g] != own[k].scales[g];
   }
   EXPECT_EQ(scale_differs, 0u);
+}
+
+// F16 written: gguf-py's F16 file back with every value (so every float16 bit) and the same
+// tensors F16; a float32 file's matrices rounded to float16 (the norms F32, exact); a weight
+// beyond float16's range refused, the largest half accepted.
+TEST(Gguf, WritesF16) {
+  const io::gguf_model h = read_ok("llama_f16.gguf");
+  ASSERT_EQ(h.half.size(), 2u + 2 * 7);  // tok_emb, output and each block's seven matrices
+  auto bytes = io::serialize_gguf(h, {.type = io::gguf_type::F16});
+  ASSERT_TRUE(bytes.is_ok()) << bytes.message();
+  auto back = io::parse_gguf(*bytes, "f16.gguf");
+  ASSERT_TRUE(back.is_ok()) << back.message();
+  EXPECT_EQ(back->half, h.half);
+  ASSERT_EQ(back->tensors.size(), h.tensors.size());
+  for (std::size_t k = 0; k < h.tensors.size(); ++k) {
+    EXPECT_EQ(back->tensors[k].name, h.tensors[k].name);
+    EXPECT_EQ(back->tensors[k].values, h.tensors[k].values) << h.tensors[k].name;
+  }
+  const io::gguf_model f = read_ok("llama_f32.gguf");
+  ASSERT_TRUE(f.half.empty());
+  bytes = io::serialize_gguf(f, {.type = io::gguf_type::F16});
+  ASSERT_TRUE(bytes.is_ok()) << bytes.message();
+  back = io::parse_gguf(*bytes, "f16.gguf");
+  ASSERT_TRUE(back.is_ok()) << back.message();
+  std::size_t matrices = 0, rounded = 0;
+  for (std::size_t k = 0; k < f.tensors.size(); ++k) {
+    const io::gguf_tensor& x = f.tensors[k];
+    const bool matrix = x.shape.size() == 2;
+    matrices += matrix;
+    EXPECT_EQ(std::find(back->half.begin(), back->half.end(), x.name) != back->half.end(), matrix) << x.name;
+    for (std::size_t i = 0; i < x.values.size(); ++i) {
+      const float want = matrix ? io::detail::f16_to_float(io::detail::gguf_float_to_half(x.values[i])) : x.values[i];
+      ASSERT_EQ(back->tensors[k].values[i], want) << x.name << " " << i;
+      rounded += want != x.values[i];
+    }
+  }
+  EXPECT_EQ(matrices, 1u + 7);  // tied: tok_emb and one block's matrices
+  EXPECT_GT(rounded, 0u);       // (random float32 weights: most are not float16 values)
+  io::gguf_model big = f;
+  const auto wq = std::find_if(big.tensors.begin(), big.tensors.end(),
+                               [](const io::gguf_tensor& t) { return t.name.ends_with("attn.wq"); });
+  ASSERT_NE(wq, big.tensors.end());
+  io::gguf_tensor& w = *wq;
+  w.values[3] = 65504.0f;  // the largest float16: kept
+  EXPECT_TRUE(io::serialize_gguf(big, {.type = io::gguf_type::F16}).is_ok());
+  w.values[3] = -65520.0f;  // rounds to -inf
+  auto refused = io::serialize_gguf(big, {.type = io::gguf_type::F16});
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(std::string(refused.message()).find("beyond float16's range"), std::string::npos) << refused.message();
+  EXPECT_NE(std::string(refused.message()).find(w.name), std::string::npos) << refused.message();
+  EXPECT_TRUE(io::serialize_gguf(big, {.type = io::gguf_type::F32}).is_ok());  // (F32 holds it)
 }
 
 TEST(Gguf, HalfConversions) {

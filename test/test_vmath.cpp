@@ -69,6 +69,72 @@ TEST(vmath, avx512) { check_backend<sf::simd::avx512>(); }
 TEST(vmath, neon) { check_backend<sf::simd::neon>(); }
 #endif
 
+// argmax: on every backend, the plain loop's index (first of the largest, NaN skipped) on rows of
+// every length up to 70 and a vocabulary's 32000 and 32003, with ties (many equal values, -0 and
+// +0), NaN (also first), ±inf, all equal and all -inf; the emulated twin at compile time too.
+namespace {
+std::size_t plain_argmax(const float* x, std::size_t n) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+template <class V>
+void check_argmax() {
+  static float x[32003];
+  std::uint32_t s = 99;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::size_t rows = 0, failures = 0;
+  for (int kind = 0; kind < 9; ++kind) {
+    for (std::size_t n : {1u, 2u, 3u, 5u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 63u, 64u, 65u, 70u,
+                          32000u, 32003u}) {
+      for (std::size_t i = 0; i < n; ++i) {
+        s = s * 1664525u + 1013904223u;
+        const float r = static_cast<float>(s >> 8) / 16777216.0f;  // [0, 1)
+        switch (kind) {
+          case 0: x[i] = r * 20.0f - 10.0f; break;                                   // distinct
+          case 1: x[i] = static_cast<float>(static_cast<int>(r * 4.0f)); break;        // many ties
+          case 2: x[i] = (s >> 3) % 2 ? 0.0f : -0.0f; break;                          // ±0 only
+          case 3: x[i] = (s >> 5) % 5 == 0 ? nan : r - 0.5f; break;                   // NaN among them
+          case 4: x[i] = i == 0 ? nan : r; break;                                     // NaN first
+          case 5: x[i] = (s >> 5) % 7 == 0 ? inf : -r; break;                         // +inf, repeated
+          case 6: x[i] = -inf; break;                                                 // all -inf
+          case 7: x[i] = 1.5f; break;                                                 // all equal
+          default: x[i] = (s >> 4) % 3 == 0 ? -0.0f : ((s >> 4) % 3 == 1 ? 0.0f : -r); break;  // ±0 the largest
+        }
+      }
+      const std::size_t want = plain_argmax(x, n), got = sf::simd::argmax<V>(x, n);
+      ++rows;
+      if (got != want) {
+        ++failures;
+        ADD_FAILURE() << V::name << " argmax, kind " << kind << ", n " << n << ": " << got << ", the loop gives " << want;
+      }
+    }
+  }
+  std::printf("[ %-6s argmax ] %zu rows: %zu differ from the plain loop\n", V::name, rows, failures);
+}
+constexpr std::size_t argmax_at_compile_time() {
+  float x[37] = {};
+  for (std::size_t i = 0; i < 37; ++i) x[i] = static_cast<float>((i * 7) % 11);  // 10 first at i = 3
+  x[30] = 10.0f;                                                                 // a later tie
+  return sf::simd::argmax(x, 37);
+}
+static_assert(argmax_at_compile_time() == 3);
+}  // namespace
+
+TEST(vmath, argmax_is_the_plain_loop) {
+  check_argmax<sf::simd::scalar<float>>();
+#if defined(SF_SIMD_HAVE_AVX2)
+  check_argmax<sf::simd::avx2>();
+#endif
+#if defined(SF_SIMD_HAVE_AVX512)
+  check_argmax<sf::simd::avx512>();
+#endif
+#if defined(SF_SIMD_HAVE_NEON)
+  check_argmax<sf::simd::neon>();
+#endif
+}
+
 // The emulated twin (simd/emulated.hpp) that runs during constant evaluation gives the native
 // backend's bits: every row helper and the softmax kernel, here run at run time with both
 // backends on the same inputs (a wide range, special values, masked entries, odd lengths).

@@ -6,7 +6,8 @@
 # CACHE: nothing is compiled here) as GGUF (F32; Q8_0): its float checkpoint is the llama2.c file's
 # checkpoint byte for byte (the tokenizer too, through tokenizer.ggml.*), `staticformer run` of the
 # GGUF file prints run.c's own text, a Q8_0 file written again keeps its blocks (same bytes). gguf-py's
-# F32 file (test/data/gguf) to a checkpoint, to GGUF and back to the same checkpoint. Then refusals.
+# F32 file (test/data/gguf) to a checkpoint, to GGUF and back to the same checkpoint; its F16 file
+# written again with every value (and again: the same bytes); the model as F16 runs. Then refusals.
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -49,7 +50,23 @@ convert("${WORK}/f32.safetensors" -o "${WORK}/f32.gguf")
 convert("${WORK}/f32.gguf" -o "${WORK}/f32-again.safetensors")
 same("${WORK}/f32-again.safetensors" "${WORK}/f32.safetensors" "gguf-py's F32 file -> checkpoint -> GGUF -> checkpoint")
 
-sf_error(2 "--gguf: 'q4_0' is not f32 or q8_0" convert "${w}.gguf" -o "${WORK}/x.gguf" --gguf q4_0)
+# F16: gguf-py's F16 file written again keeps its values (a checkpoint of either is the same), and
+# the copy written again is the same file; the llama2.c model as F16 runs; info counts F16 tensors.
+convert("${G}/llama_f16.gguf" -o "${WORK}/f16.gguf")                   # (an F16 input stays F16)
+sf(info "${WORK}/f16.gguf")
+expect_match("info of an F16 GGUF file (exit ${sf_rc})" "${sf_out}" "file: GGUF version 3, 21 tensors \\(0 of them Q8_0, 16 F16\\), no tokenizer\n")
+convert("${G}/llama_f16.gguf" -o "${WORK}/f16.safetensors")
+convert("${WORK}/f16.gguf" -o "${WORK}/f16-again.safetensors")
+same("${WORK}/f16-again.safetensors" "${WORK}/f16.safetensors" "gguf-py's F16 file -> GGUF F16 -> checkpoint = its checkpoint")
+convert("${WORK}/f16.gguf" -o "${WORK}/f16-again.gguf")
+same("${WORK}/f16-again.gguf" "${WORK}/f16.gguf" "an F16 GGUF written again")
+convert("${w}.gguf" -o "${w}.f16.gguf" --gguf f16)
+sf(run "${w}.f16.gguf" -t 0 -n 40 -i "ROMEO: But soft")
+if(NOT sf_rc EQUAL 0 OR NOT sf_out MATCHES "^ROMEO: But soft")
+  message(FATAL_ERROR "run of an F16 GGUF file: exit status ${sf_rc}\n${sf_out}\n${sf_err}")
+endif()
+message(STATUS "ok: run of the F16 GGUF file: ${sf_out}")
+sf_error(2 "--gguf: 'q4_0' is not f32, f16 or q8_0" convert "${w}.gguf" -o "${WORK}/x.gguf" --gguf q4_0)
 sf_error(1 "-z .*tok512.bin has 512 pieces; .*llama_f16.gguf's vocabulary is 64: they must be equal"
          convert "${G}/llama_f16.gguf" -z "${tok}" -o "${WORK}/x.safetensors")
 sf_error(2 "--gguf needs a value" convert "${L}/runc_gqa.v0.bin" -z "${tok}" -o "${WORK}/x.safetensors" --gguf)

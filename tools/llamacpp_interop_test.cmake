@@ -12,7 +12,7 @@
 #  2. Files written by `staticformer convert` load in llama.cpp and llama-simple (greedy) prints the
 #     tokens `staticformer run -t 0` prints for them (llama_simple_as_runc, test_helpers.cmake), 40
 #     after "ROMEO: But soft": tool_staticformer_llama2c's llama2.c model (runc_gqa.v0.bin with
-#     tok512.bin) as F32 GGUF; the three Hugging Face models of test/data/hf (their checkpoints:
+#     tok512.bin) as F32 and F16 GGUF, llama_mqa_f16 as F16 GGUF; the three Hugging Face models of test/data/hf (their checkpoints:
 #     RoPE's pairs permuted into GGUF's order; rope_theta 5000, a tied head, one key/value head,
 #     rms_norm_eps 1e-6) as F32 GGUF, and llama_gqa_f32 and llama_mqa_f16 as Q8_0 GGUF, which
 #     staticformer runs on its int8 decoder with the file's own blocks. (llama_tied_bf16 as Q8_0 is
@@ -70,7 +70,9 @@ endfunction()
 
 convert("${DATA}/llama2c/runc_gqa.v0.bin" -z "${DATA}/bpe/tok512.bin" -o "${WORK}/runc_gqa.f32.gguf" --gguf f32)
 check(runc_gqa.f32 "${WORK}/runc_gqa.f32.gguf" "${CACHE_LLAMA2C}")
-foreach(case "llama_gqa_f32;f32;q8_0" "llama_tied_bf16;f32" "llama_mqa_f16;f32;q8_0")
+convert("${DATA}/llama2c/runc_gqa.v0.bin" -z "${DATA}/bpe/tok512.bin" -o "${WORK}/runc_gqa.f16.gguf" --gguf f16)
+check(runc_gqa.f16 "${WORK}/runc_gqa.f16.gguf" "${CACHE_LLAMA2C}")
+foreach(case "llama_gqa_f32;f32;q8_0" "llama_tied_bf16;f32" "llama_mqa_f16;f32;f16;q8_0")
   list(POP_FRONT case name)
   convert("${DATA}/hf/${name}" -o "${WORK}/${name}.safetensors")
   foreach(type IN LISTS case)

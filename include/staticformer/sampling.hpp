@@ -144,11 +144,9 @@ class sampler {
     return id_[n - 1];  // rounding: u fell past the last partial sum
   }
 
+  // The first id of the largest logit (NaN skipped): run.c's argmax loop, vectorized (simd::argmax).
   static constexpr std::int32_t argmax(const float* logits) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < V; ++i)
-      if (logits[i] > logits[best]) best = i;
-    return static_cast<std::int32_t>(best);
+    return static_cast<std::int32_t>(simd::argmax(logits, V));
   }
 
  private:

@@ -635,6 +635,7 @@ result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::strin
       }
       m.tensors.push_back(std::move(x));
       if (t.type == 8) m.quantized.push_back(std::move(q));
+      if (t.type == 1) m.half.push_back(s.ours);
     }
     return m;
   } catch (const std::bad_alloc&) {
@@ -761,8 +762,8 @@ struct out_bytes {
 }  // namespace
 
 result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_write_options& o) {
-  if (o.type != gguf_type::F32 && o.type != gguf_type::Q8_0)
-    return detail::fail({"GGUF: writes F32 or Q8_0 tensors, not ", ggml_type_name(static_cast<std::uint32_t>(o.type))});
+  if (o.type != gguf_type::F32 && o.type != gguf_type::F16 && o.type != gguf_type::Q8_0)
+    return detail::fail({"GGUF: writes F32, F16 or Q8_0 tensors, not ", ggml_type_name(static_cast<std::uint32_t>(o.type))});
   const sf::arch& a = m.arch;
   if (a.ffn != sf::ffn_kind::gated || a.norm != sf::norm_kind::rmsnorm || a.position != sf::position_kind::rope ||
       a.activation != sf::activation_kind::silu || a.bias || a.rope_pairs != sf::rope_pairs_kind::adjacent)
@@ -779,9 +780,13 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
     for (std::size_t d : s.shape) n *= d;
     if (!t || t->shape != s.shape || t->values.size() != n)
       return detail::fail({"GGUF: missing tensor '", s.ours, "' of shape ", to_string(s.shape)});
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < n; ++i) {
       if (!std::isfinite(t->values[i]))
         return detail::fail({"GGUF: tensor '", s.ours, "': element ", detail::index_string(s.shape, i), " is not finite"});
+      if (o.type == gguf_type::F16 && s.ne.size() == 2 && std::fabs(t->values[i]) >= 65520.0f)  // (rounds to inf)
+        return detail::fail({"GGUF: tensor '", s.ours, "': element ", detail::index_string(s.shape, i), " = ",
+                             detail::format_double(t->values[i]), " is beyond float16's range (65504): write F32"});
+    }
   }
   try {
     out_bytes w;
@@ -835,10 +840,13 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
       const gguf_tensor& t = *m.find(s.ours);
       const std::size_t n = t.values.size(), cols = s.ne[0], rows = n / cols;
       const bool q8 = o.type == gguf_type::Q8_0 && s.ne.size() == 2 && cols % 32 == 0;
+      const bool f16 = o.type == gguf_type::F16 && s.ne.size() == 2;  // (the norms stay F32, as llama.cpp's converter)
       out_bytes d;
       std::vector<float> flat(n);  // ggml's order: file[r, c] = ours[c, r] when transposed
       for (std::size_t i = 0; i < n; ++i) flat[i] = s.transpose ? t.values[(i % cols) * rows + i / cols] : t.values[i];
-      if (!q8) {
+      if (f16) {
+        for (float v : flat) d.uint(detail::gguf_float_to_half(v), 2);
+      } else if (!q8) {
         for (float v : flat) d.f32(v);
       } else if (const gguf_q8* given = m.find_q8(s.ours);
                  given && given->rows == rows && given->cols == cols && given->q.size() == n && given->scales.size() == n / 32) {
@@ -859,7 +867,7 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
       w.str(s.theirs);
       w.uint(s.ne.size(), 4);
       for (std::uint64_t e : s.ne) w.uint(e, 8);
-      w.uint(q8 ? 8 : 0, 4);
+      w.uint(q8 ? 8 : f16 ? 1 : 0, 4);
       w.uint(offset, 8);
       offset += (d.b.size() + gguf_default_alignment - 1) / gguf_default_alignment * gguf_default_alignment;
       datas.push_back(std::move(d.b));

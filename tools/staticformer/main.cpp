@@ -6,7 +6,7 @@
 //   staticformer convert MODEL -o OUT --int8 | --llama2c VERSION [--tokenizer-out TOKENIZER.bin]
 //   staticformer convert MODEL.bin [-z TOKENIZER.bin] -o OUT.safetensors  (llama2.c's file to a checkpoint)
 //   staticformer convert HF_DIR [-z TOKENIZER.bin] -o OUT.safetensors     (a Hugging Face Llama directory)
-//   staticformer convert MODEL.gguf -o OUT.safetensors | MODEL -o OUT.gguf --gguf f32|q8_0   (GGUF)
+//   staticformer convert MODEL.gguf -o OUT.safetensors | MODEL -o OUT.gguf --gguf f32|f16|q8_0   (GGUF)
 //   staticformer info MODEL | --config FILE.json      staticformer bench MODEL | --config FILE.json
 //   staticformer --version                            the version; the instruction sets of the products, this CPU's
 //
@@ -131,8 +131,9 @@ constexpr usage_entry usage_entries[] = {
      "        tokenizer.model or tokenizer.json) as a float checkpoint, carrying its tokenizer\n"
      "  convert MODEL.gguf [-z TOKENIZER.bin] -o OUT.safetensors\n"
      "        a GGUF file (llama; F32, F16, Q8_0) as a float checkpoint, carrying its tokenizer\n"
-     "  convert MODEL -o OUT.gguf --gguf f32|q8_0 [-z TOKENIZER.bin]\n"
-     "        a GGUF file, a float checkpoint, llama2.c's model file or a Hugging Face directory as GGUF (llama)\n"
+     "  convert MODEL -o OUT.gguf --gguf f32|f16|q8_0 [-z TOKENIZER.bin]\n"
+     "        a GGUF file, a float checkpoint, llama2.c's model file or a Hugging Face directory as GGUF (llama):\n"
+     "        matrices float32, float16 (the norms float32) or Q8_0; a GGUF file's own type without --gguf\n"
      "  convert MODEL -o DIR --hf [-z TOKENIZER.bin]\n"
      "        a float checkpoint, llama2.c's model file, a GGUF file or a Hugging Face directory as a\n"
      "        Hugging Face Llama directory (config.json, model.safetensors float32, tokenizer.model, tokenizer.json)\n"},
@@ -698,8 +699,9 @@ bool is_gguf(const std::string& path) {
 //   convert MODEL.gguf [-z TOKENIZER.bin] -o OUT.safetensors
 //       the float checkpoint, carrying the file's tokenizer (tokenizer.ggml.*, as llama2.c's
 //       tokenizer.bin) as metadata 'tokenizer.bpe'; -z gives another one;
-//   convert MODEL -o OUT.gguf --gguf f32|q8_0 [-z TOKENIZER.bin]
-//       MODEL a GGUF file (a Q8_0 one keeps its blocks as q8_0), a float checkpoint (its BPE
+//   convert MODEL -o OUT.gguf --gguf f32|f16|q8_0 [-z TOKENIZER.bin]
+//       MODEL a GGUF file (without --gguf, a Q8_0 one keeps its blocks as q8_0 and an F16 one its
+//       values as f16; f16 writes the matrices float16, the norms float32), a float checkpoint (its BPE
 //       tokenizer goes along) or llama2.c's model file (the tokenizer of -z goes along).
 // convert MODEL -o DIR --hf [-z TOKENIZER.bin]: a Hugging Face Llama directory (sf::io::write_hf_llama)
 // of a float checkpoint, llama2.c's model file, a GGUF file or another such directory, with the
@@ -801,15 +803,15 @@ int convert_gguf(int argc, char** argv) {
     }
   }
   if (in.empty() || out.empty())
-    return fail_in("convert", "usage: staticformer convert MODEL.gguf -o OUT.safetensors | MODEL -o OUT.gguf --gguf f32|q8_0", 2);
-  if (type.empty() && std::string_view(out).ends_with(".gguf")) type = "f32";  // (a Q8_0 input: q8_0, below)
+    return fail_in("convert", "usage: staticformer convert MODEL.gguf -o OUT.safetensors | MODEL -o OUT.gguf --gguf f32|f16|q8_0", 2);
+  if (type.empty() && std::string_view(out).ends_with(".gguf")) type = "f32";  // (a Q8_0 or F16 input: its type, below)
   const bool to_gguf = !type.empty();
-  if (to_gguf && type != "f32" && type != "q8_0")
-    return fail_in("convert", "--gguf: '" + type + "' is not f32 or q8_0", 2);
+  if (to_gguf && type != "f32" && type != "f16" && type != "q8_0")
+    return fail_in("convert", "--gguf: '" + type + "' is not f32, f16 or q8_0", 2);
   sf::io::gguf_model m;
   std::string from;
   if (sf::io::is_hf_directory(in)) {  // (RoPE's halves pairs permuted to GGUF's adjacent ones)
-    if (!to_gguf) return fail_in("convert", "--gguf f32|q8_0: the output's type (" + in + " is a Hugging Face directory)", 2);
+    if (!to_gguf) return fail_in("convert", "--gguf f32|f16|q8_0: the output's type (" + in + " is a Hugging Face directory)", 2);
     sf::io::result<sf::io::hf_llama_model> h = sf::io::read_hf_llama(in);
     if (!h) return fail_in("convert", h.message());
     m.arch = h->arch;
@@ -824,6 +826,7 @@ int convert_gguf(int argc, char** argv) {
     m = std::move(*g);
     const bool type_given = std::find(argv + 2, argv + argc, std::string_view("--gguf")) != argv + argc;
     if (to_gguf && !type_given && !m.quantized.empty()) type = "q8_0";  // its blocks, as they are
+    else if (to_gguf && !type_given && !m.half.empty()) type = "f16";   // its float16 values, as they are
     from = "GGUF version " + std::to_string(m.version) +
            (m.quantized.empty() ? "" : to_gguf && type == "q8_0" ? ", its Q8_0 blocks kept" : ", its Q8_0 weights dequantized");
   } else {
@@ -846,7 +849,7 @@ int convert_gguf(int argc, char** argv) {
     } else {
       return fail_in("convert", f.message());
     }
-    if (!to_gguf) return fail_in("convert", "--gguf f32|q8_0: the output's type (" + in + " is not a GGUF file)", 2);
+    if (!to_gguf) return fail_in("convert", "--gguf f32|f16|q8_0: the output's type (" + in + " is not a GGUF file)", 2);
   }
   if (!tokenizer_in.empty()) {
     sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_in, sf::io::tokenizer_bin::until_end);
@@ -859,7 +862,7 @@ int convert_gguf(int argc, char** argv) {
   std::string with = "no tokenizer";
   if (!m.tokens.empty()) with = "with its tokenizer, " + std::to_string(m.tokens.size()) + " pieces";
   if (to_gguf) {
-    const auto t = type == "q8_0" ? sf::io::gguf_type::Q8_0 : sf::io::gguf_type::F32;
+    const auto t = type == "q8_0" ? sf::io::gguf_type::Q8_0 : type == "f16" ? sf::io::gguf_type::F16 : sf::io::gguf_type::F32;
     if (sf::status s = sf::io::write_gguf(out, m, {.type = t}); !s) return fail_in("convert", out + ": " + s.message());
     std::fprintf(stderr, "staticformer convert: saved %s (GGUF %s, from %s; %s; %s)\n", out.c_str(), type.c_str(),
                  from.c_str(), sf::io::describe(m.arch).c_str(), with.c_str());
@@ -1017,7 +1020,7 @@ int main(int argc, char** argv) {
       has_tokenizer = true;
       other_format = "GGUF version " + std::to_string(m->version) + ", " +
                      std::to_string(m->tensors.size()) + " tensors (" + std::to_string(m->quantized.size()) +
-                     " of them Q8_0), " +
+                     " of them Q8_0" + (m->half.empty() ? std::string() : ", " + std::to_string(m->half.size()) + " F16") + "), " +
                      (m->tokens.empty() ? std::string("no tokenizer") : std::to_string(m->tokens.size()) + " tokenizer pieces");
     } else if (!f && reads_other_formats && fs::is_regular_file(model, ec)) {
       // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z

@@ -48,7 +48,7 @@ inline constexpr std::uint64_t gguf_default_alignment = 32;
 inline constexpr std::uint64_t gguf_max_file_bytes = 8ull << 30;  // 8 GiB: read_gguf's limit
 inline constexpr std::size_t gguf_max_context = 1u << 20;         // a bound on llama.context_length
 
-// The ggml tensor types read (and F32 / Q8_0 written); every other is refused by name.
+// The ggml tensor types read and written; every other is refused by name.
 enum class gguf_type : std::uint32_t { F32 = 0, F16 = 1, Q8_0 = 8 };
 
 // One tensor in staticformer's name, shape and layout (docs/model.md): float32, row-major.
@@ -65,6 +65,7 @@ struct gguf_model {
   std::string name;                  // general.name, when given
   std::vector<gguf_tensor> tensors;  // docs/model.md's order
   std::vector<gguf_q8> quantized;    // the Q8_0 tensors' blocks, in docs/model.md's order
+  std::vector<std::string> half;     // the names of the tensors the file held as F16 (their values exact in float16)
   // tokenizer.ggml.*: model ("llama": sentencepiece's BPE), tokens, scores, token_type, and the
   // bos/eos ids (-1: not given). Empty when the file holds no tokens.
   std::string tokenizer_model;
@@ -113,11 +114,12 @@ result<std::vector<std::byte>> gguf_checkpoint_bytes(const gguf_model& m, const 
 result<std::vector<std::byte>> gguf_int8_checkpoint_bytes(const gguf_model& m, const metadata_map& extra = {});
 
 struct gguf_write_options {
-  gguf_type type = gguf_type::F32;  // of the matrices and tok_emb (F32 or Q8_0); the norms are F32
+  gguf_type type = gguf_type::F32;  // of the matrices and tok_emb (F32, F16 or Q8_0); the norms are F32
 };
 
 // A GGUF version 3 file of the model: general.architecture llama, the llama.* keys, the
-// tokenizer when m.tokens is not empty, the tensors in ggml's names and layout. Q8_0 quantizes
+// tokenizer when m.tokens is not empty, the tensors in ggml's names and layout. F16 rounds each
+// value to the nearest float16 (ties to even; a magnitude of 65520 or more is refused). Q8_0 quantizes
 // as gguf-py does (d = max|w| / 127 in float32, q = round-half-away(w / d), d stored as float16),
 // or copies m.quantized's blocks of a tensor when given. A matrix whose input width is not a
 // multiple of 32 is written F32. m.tensors must hold exactly gguf_tensor_shapes(m.arch).

@@ -146,9 +146,9 @@ struct gemv_job {
 namespace detail {
 template <class V> inline constexpr std::size_t batch_chains = V::width == 1 ? 8 : (V::registers >= 32 ? 24 : 12);
 // vectors per job in a pass of G jobs; 8 jobs (32 registers only) keep 2 each: 16 accumulators
-// and 8 broadcast x values
+// and 8 broadcast x values; 6 jobs keep 3 each (18 and 6)
 template <class V, std::size_t G> inline constexpr std::size_t batch_vectors =
-    G > 4 ? 2 : batch_chains<V> / G < panel_vectors<V> ? batch_chains<V> / G : panel_vectors<V>;
+    G == 6 ? 3 : G > 4 ? 2 : batch_chains<V> / G < panel_vectors<V> ? batch_chains<V> / G : panel_vectors<V>;
 
 // jobs[0:G]: y_g[n0 : n0+cols] over NV vectors (the last with nl lanes when Partial). Jobs
 // g, g+1, … g+S-1 (g a multiple of S) share one matrix B: it is loaded once for them.
@@ -232,9 +232,12 @@ void gemv_batch_with(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, st
       }
     }
     // the rest (or every job, Share = 1 or another group size): no sharing assumed
-    if constexpr (V::registers >= 32)
+    if constexpr (V::registers >= 32) {
       if (eight)
         for (; g + 8 <= n; g += 8) detail::gemv_batch_group<V, 8, 1>(jobs + g, ldb, N, K);
+      else if (N <= 3 * V::width)  // (six heads' P·V of d_k = 48: rows of V read once, in one pass)
+        for (; g + 6 <= n; g += 6) detail::gemv_batch_group<V, 6, 1>(jobs + g, ldb, N, K);
+    }
     for (; g + 4 <= n; g += 4) detail::gemv_batch_group<V, 4, 1>(jobs + g, ldb, N, K);
     if (n - g == 3) detail::gemv_batch_group<V, 3, 1>(jobs + g, ldb, N, K);
     else if (n - g == 2) detail::gemv_batch_group<V, 2, 1>(jobs + g, ldb, N, K);

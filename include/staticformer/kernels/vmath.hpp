@@ -313,6 +313,47 @@ constexpr void softmax_scaled_rows(float* x, std::size_t rows, std::size_t strid
   });
 }
 
+// The first index of the largest of x[0 … n-1] (n ≥ 1), the answer of the plain loop
+//   best = 0; for (i = 1; i < n; ++i) if (x[i] > x[best]) best = i;
+// (NaN is never larger, so it is skipped, and x[0] = NaN gives 0; of equal values, -0 and +0
+// included, the first wins). W lanes each keep the loop over its own indices i ≡ lane (mod W):
+// its largest value by `>` and the index where it first appeared (held as a float: exact below
+// 2^24; longer rows take the plain loop); the lanes then give the largest value's lowest index,
+// and the last n mod W elements continue the plain loop. Greedy decoding's pick over V logits.
+// Naive reference: the plain loop above.
+template <class V = native<float>>
+constexpr std::size_t argmax(const float* x, std::size_t n) {
+  return detail::dispatch<V>([&]<class W>() -> std::size_t {
+    constexpr std::size_t Wd = W::width;
+    const std::size_t full = n < (std::size_t{1} << 24) ? n / Wd * Wd : 0;
+    std::size_t best = 0;
+    float m = x[0];
+    if (full > 0 && m == m) {  // (x[0] = NaN: nothing is larger)
+      float lane[Wd] = {};
+      for (std::size_t l = 0; l < Wd; ++l) lane[l] = static_cast<float>(l);
+      typename W::reg vm = W::set1(m), vi = W::zero(), at = W::load(lane);
+      const typename W::reg step = W::set1(static_cast<float>(Wd));
+      for (std::size_t i = 0; i < full; i += Wd) {  // per lane: if (x > max) max = x, index = i + lane
+        const typename W::reg v = W::load(x + i);
+        const auto larger = W::lt(vm, v);
+        vm = W::select(larger, v, vm);
+        vi = W::select(larger, at, vi);
+        at = W::add(at, step);
+      }
+      float mv[Wd] = {}, iv[Wd] = {};
+      W::store(mv, vm), W::store(iv, vi);
+      float mi = iv[0];
+      m = mv[0];
+      for (std::size_t l = 1; l < Wd; ++l)
+        if (mv[l] > m || (mv[l] == m && iv[l] < mi)) m = mv[l], mi = iv[l];
+      best = static_cast<std::size_t>(mi);
+    }
+    for (std::size_t i = full > 0 ? full : 1; i < n; ++i)
+      if (x[i] > m) m = x[i], best = i;
+    return best;
+  });
+}
+
 // Softmax of one row in place: x = e^{x - max x} / Σ e^{x - max x}, x (N).
 // -inf entries (masked attention) give 0; a row of only -inf gives 0.
 // Naive reference: m = max_i x[i]; s = Σ_i e^{x[i]-m}; for i < N: x[i] = e^{x[i]-m} / s;
