@@ -304,7 +304,7 @@ TEST(Gguf, WritesF16) {
     matrices += matrix;
     EXPECT_EQ(std::find(back->half.begin(), back->half.end(), x.name) != back->half.end(), matrix) << x.name;
     for (std::size_t i = 0; i < x.values.size(); ++i) {
-      const float want = matrix ? io::detail::f16_to_float(io::detail::gguf_float_to_half(x.values[i])) : x.values[i];
+      const float want = matrix ? io::detail::f16_to_float(io::detail::float_to_f16(x.values[i])) : x.values[i];
       ASSERT_EQ(back->tensors[k].values[i], want) << x.name << " " << i;
       rounded += want != x.values[i];
     }
@@ -337,11 +337,27 @@ TEST(Gguf, HalfConversions) {
   for (std::uint32_t h = 0; h < 0x10000; ++h) {  // every finite half back to itself
     if ((h & 0x7c00) == 0x7c00) continue;
     const float f = io::detail::f16_to_float(static_cast<std::uint16_t>(h));
-    ASSERT_EQ(io::detail::gguf_float_to_half(f), h) << h;
+    ASSERT_EQ(io::detail::float_to_f16(f), h) << h;
   }
-  EXPECT_EQ(io::detail::gguf_float_to_half(1.0f + 0x1p-11f), 0x3c00);  // a tie: to even
-  EXPECT_EQ(io::detail::gguf_float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);
-  EXPECT_EQ(io::detail::gguf_float_to_half(65520.0f), 0x7c00);
+  EXPECT_EQ(io::detail::float_to_f16(1.0f + 0x1p-11f), 0x3c00);  // a tie: to even
+  EXPECT_EQ(io::detail::float_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);
+  EXPECT_EQ(io::detail::float_to_f16(65520.0f), 0x7c00);
+  EXPECT_EQ(io::detail::float_to_f16(0x1p-25f), 0x0000);         // subnormal ties: to even
+  EXPECT_EQ(io::detail::float_to_f16(0x1.000002p-25f), 0x0001);
+  EXPECT_EQ(io::detail::float_to_f16(3 * 0x1p-25f), 0x0002);
+  EXPECT_EQ(io::detail::float_to_f16(5 * 0x1p-25f), 0x0002);
+  EXPECT_EQ(io::detail::float_to_f16(-0x1p-26f), 0x8000);
+  EXPECT_EQ(io::detail::float_to_f16(0x1.ffcp-15f), 0x0400);     // 1023.5 units: to the smallest normal
+  // bfloat16 (Hugging Face files written --dtype bfloat16): every value back to itself, ties to even
+  for (std::uint32_t b = 0; b < 0x10000; ++b) {
+    if ((b & 0x7f80) == 0x7f80 && (b & 0x7f)) continue;  // (NaN)
+    ASSERT_EQ(io::detail::float_to_bf16(io::detail::bf16_to_float(static_cast<std::uint16_t>(b))), b) << b;
+  }
+  EXPECT_EQ(io::detail::float_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+  EXPECT_EQ(io::detail::float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);
+  EXPECT_EQ(io::detail::float_to_bf16(std::nextafter(1.0f + 0x1p-8f, 2.0f)), 0x3f81);
+  EXPECT_EQ(io::detail::float_to_bf16(std::numeric_limits<float>::max()), 0x7f80);  // rounds to inf
+  EXPECT_TRUE(std::isnan(io::detail::bf16_to_float(io::detail::float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
 }
 
 // ----------------------------------------------------------------------------- bad files

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "file_bytes.hpp"
@@ -320,6 +321,54 @@ TEST(HfLlama, WritesWhatItReads) {
       EXPECT_NE(config.find(field), std::string::npos) << name << ": " << field << "\n" << config;
     EXPECT_EQ(fs::exists(out + "/model.safetensors.tmp"), false);
   }
+}
+
+// --dtype float16 / bfloat16: transformers' own float16, bfloat16 (and float32) directories written
+// again in their dtype give its model.safetensors byte for byte; a float32 model's weights rounded to the
+// nearest (ties to even) of either type, read back as exactly those values; a weight that would be
+// ±inf refused with its tensor and element.
+TEST(HfLlama, WritesFloat16AndBfloat16) {
+  scratch s;
+  for (const auto& [name, type, torch] : {std::tuple{"llama_tied_bf16", io::dtype::BF16, "bfloat16"},
+                                          std::tuple{"llama_mqa_f16", io::dtype::F16, "float16"},
+                                          std::tuple{"llama_gqa_f32", io::dtype::F32, "float32"}}) {
+    auto m = io::read_hf_llama(hf_dir + name);
+    ASSERT_TRUE(m.is_ok()) << m.message();
+    const std::string out = (s.dir / (std::string(name) + ".again")).string();
+    ASSERT_TRUE(io::write_hf_llama(out, m->arch, m->tensors, &*m->tokenizer, type).is_ok());
+    EXPECT_TRUE(read_bytes(out + "/model.safetensors") == read_bytes(hf_dir + name + "/model.safetensors"))
+        << name << ": model.safetensors is not transformers' own";
+    EXPECT_NE(read_text(out + "/config.json").find(std::string("\"torch_dtype\": \"") + torch + "\""), std::string::npos);
+    auto back = io::read_hf_llama(out);
+    ASSERT_TRUE(back.is_ok()) << back.message();
+    EXPECT_EQ(back->dtype, io::to_string(type));
+  }
+  auto f = io::read_hf_llama(hf_dir + "llama_gqa_f32");
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  for (const io::dtype type : {io::dtype::F16, io::dtype::BF16}) {
+    const std::string out = (s.dir / (std::string("gqa.") + io::to_string(type))).string();
+    ASSERT_TRUE(io::write_hf_llama(out, f->arch, f->tensors, nullptr, type).is_ok());
+    auto back = io::read_hf_llama(out);
+    ASSERT_TRUE(back.is_ok()) << back.message();
+    std::size_t rounded = 0;
+    for (std::size_t k = 0; k < f->tensors.size(); ++k)
+      for (std::size_t i = 0; i < f->tensors[k].values.size(); ++i) {
+        const float x = f->tensors[k].values[i];
+        const float want = type == io::dtype::F16 ? io::detail::f16_to_float(io::detail::float_to_f16(x))
+                                                  : io::detail::bf16_to_float(io::detail::float_to_bf16(x));
+        ASSERT_EQ(back->tensors[k].values[i], want) << io::to_string(type) << " " << f->tensors[k].name << " " << i;
+        rounded += want != x;
+      }
+    EXPECT_GT(rounded, 0u);
+  }
+  auto big = f->tensors;
+  big[3].values[5] = 70000.0f;  // float16's largest is 65504
+  const auto refused = io::hf_llama_directory(f->arch, big, nullptr, io::dtype::F16);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(std::string(refused.message()).find("tensor '" + big[3].name + "': element "), std::string::npos) << refused.message();
+  EXPECT_NE(std::string(refused.message()).find("is beyond F16's range"), std::string::npos) << refused.message();
+  EXPECT_TRUE(io::hf_llama_directory(f->arch, big, nullptr, io::dtype::BF16).is_ok());
+  EXPECT_FALSE(io::hf_llama_directory(f->arch, big, nullptr, io::dtype::I32).is_ok());
 }
 
 // llama2.c's model (adjacent RoPE pairs) is written with Hugging Face's halves: read back, its

@@ -6,7 +6,8 @@
 # model.safetensors, LlamaTokenizer from the written tokenizer.model, and again LlamaTokenizerFast from
 # the written tokenizer.json alone) and generates greedily
 # (tools/hf_generate.py): its text must be byte for byte the reference — transformers' own text of
-# the directories in test/data/hf, written again by staticformer in float32, and run.c's text of
+# the directories in test/data/hf, written again by staticformer in float32 (and the float16 and
+# bfloat16 ones again in their own dtype, --dtype), and run.c's text of
 # llama2.c's version 0 file test/data/llama2c/runc_gqa.v0.bin (adjacent RoPE pairs, permuted to
 # Hugging Face's halves), 200 tokens. Nothing is compiled. Without PYTHON, or a Python without
 # transformers, it prints "SKIPPED: " (the test is then reported as skipped).
@@ -49,3 +50,6 @@ foreach(name llama_gqa_f32 llama_tied_bf16 llama_mqa_f16)
   endif()
 endforeach()
 check(runc_gqa "${DATA}/llama2c/runc_gqa.v0.bin" 200 "${DATA}/llama2c/runc_gqa.expected.txt" -z "${DATA}/bpe/tok512.bin")
+# written in their own dtype (--dtype): the same text
+check(llama_tied_bf16.bf16 "${DATA}/hf/llama_tied_bf16" 48 "${DATA}/hf/llama_tied_bf16.expected.txt" --dtype bfloat16)
+check(llama_mqa_f16.f16 "${DATA}/hf/llama_mqa_f16" 48 "${DATA}/hf/llama_mqa_f16.expected.txt" --dtype float16)

@@ -23,30 +23,6 @@ namespace sf::io {
 
 using detail::num;
 
-namespace detail {
-
-std::uint16_t gguf_float_to_half(float f) {
-  std::uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
-  const std::uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
-  if (ax >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00);  // rounds to >= 65520: inf
-  if (ax < 0x38800000u) {  // below 2^-14: a subnormal half (or zero), value = m * 2^-24
-    const float a = std::fabs(f) * 0x1p24f;  // exact (a power-of-two scaling)
-    const float r = std::nearbyint(a);       // round half to even (the default rounding mode)
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(r));
-  }
-  // normal: drop 13 mantissa bits, round to nearest even
-  std::uint32_t e = ((ax >> 23) - 112) << 10, m = (ax >> 13) & 0x3ff;
-  const std::uint32_t rest = ax & 0x1fff;
-  std::uint32_t h = e | m;
-  if (rest > 0x1000 || (rest == 0x1000 && (m & 1))) ++h;  // a carry into the exponent is right
-  return static_cast<std::uint16_t>(sign | h);
-}
-
-}  // namespace detail
-
 namespace {
 
 std::optional<std::uint64_t> mul(std::uint64_t a, std::uint64_t b) {
@@ -845,13 +821,13 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
       std::vector<float> flat(n);  // ggml's order: file[r, c] = ours[c, r] when transposed
       for (std::size_t i = 0; i < n; ++i) flat[i] = s.transpose ? t.values[(i % cols) * rows + i / cols] : t.values[i];
       if (f16) {
-        for (float v : flat) d.uint(detail::gguf_float_to_half(v), 2);
+        for (float v : flat) d.uint(detail::float_to_f16(v), 2);
       } else if (!q8) {
         for (float v : flat) d.f32(v);
       } else if (const gguf_q8* given = m.find_q8(s.ours);
                  given && given->rows == rows && given->cols == cols && given->q.size() == n && given->scales.size() == n / 32) {
         for (std::size_t g = 0; g < n / 32; ++g) {
-          d.uint(detail::gguf_float_to_half(given->scales[g]), 2);
+          d.uint(detail::float_to_f16(given->scales[g]), 2);
           for (std::size_t k = 0; k < 32; ++k) d.uint(static_cast<std::uint8_t>(given->q[g * 32 + k]), 1);
         }
       } else {
@@ -859,7 +835,7 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
           float amax = 0;
           for (std::size_t k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(flat[g * 32 + k]));
           const float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
-          d.uint(detail::gguf_float_to_half(dd), 2);
+          d.uint(detail::float_to_f16(dd), 2);
           for (std::size_t k = 0; k < 32; ++k)
             d.uint(static_cast<std::uint8_t>(static_cast<std::int8_t>(std::round(flat[g * 32 + k] * id))), 1);
         }

@@ -807,7 +807,10 @@ result<std::string> hf_tokenizer_json(const tokenizer_bin& t) {
   }
 }
 
-result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer) {
+result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer,
+                                          dtype type) {
+  if (type != dtype::F32 && type != dtype::F16 && type != dtype::BF16)
+    return detail::fail({"a Hugging Face Llama directory is written float32, float16 or bfloat16, not ", to_string(type)});
   if (a.ffn != sf::ffn_kind::gated || a.norm != sf::norm_kind::rmsnorm || a.position != sf::position_kind::rope ||
       a.activation != sf::activation_kind::silu || a.bias)
     return detail::fail({"Hugging Face's Llama is gated silu, rmsnorm, rope, without bias; this is ", describe(a)});
@@ -837,16 +840,22 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
     c["rope_scaling"] = nullptr;
     c["rope_theta"] = a.rope_base;
     c["tie_word_embeddings"] = a.tied;
-    c["torch_dtype"] = "float32";
+    c["torch_dtype"] = type == dtype::F16 ? "float16" : type == dtype::BF16 ? "bfloat16" : "float32";
     c["use_cache"] = true;
     c["vocab_size"] = a.V;
     out.config_json = c.dump(2) + "\n";
 
     writer w;
     w.set_metadata("format", "pt");
-    const std::vector<std::pair<std::string, shape_t>> want = llama2c_tensor_shapes(a);
+    std::vector<std::pair<std::string, shape_t>> want = llama2c_tensor_shapes(a);
     if (tensors.size() != want.size())
       return detail::fail({"expected the ", num(want.size()), " tensors of ", describe(a), ", found ", num(tensors.size())});
+    // Added in the order of their Hugging Face names, as the safetensors package orders tensors of one
+    // dtype (the writer keeps the order within an element size): transformers' file byte for byte.
+    std::sort(want.begin(), want.end(), [](const auto& x, const auto& y) {
+      bool t;
+      return hf_name(x.first, t) < hf_name(y.first, t);
+    });
     for (const auto& [name, shape] : want) {
       const llama2c_tensor* it = find_named(tensors, name);
       if (!it) return detail::fail({"missing tensor '", name, "' (", describe(a), ")"});
@@ -856,15 +865,33 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
         return detail::fail({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(it->shape)});
       bool transpose = false;
       const std::string hf = hf_name(name, transpose);
-      if (!transpose) {
-        w.add(hf, it->values, shape);
+      const std::vector<float>* v = &it->values;
+      std::vector<float> t;
+      shape_t theirs = shape;
+      if (transpose) {
+        const std::size_t rows = shape[0], cols = shape[1];  // ours [in, out] → theirs [out, in]
+        t.resize(it->values.size());
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t k = 0; k < cols; ++k) t[k * rows + r] = it->values[r * cols + k];
+        v = &t;
+        theirs = shape_t{cols, rows};
+      }
+      if (type == dtype::F32) {
+        w.add(hf, *v, theirs);
         continue;
       }
-      const std::size_t rows = shape[0], cols = shape[1];  // ours [in, out] → theirs [out, in]
-      std::vector<float> t(it->values.size());
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t k = 0; k < cols; ++k) t[k * rows + r] = it->values[r * cols + k];
-      w.add(hf, t, shape_t{cols, rows});
+      // float16 or bfloat16: each value rounded to the nearest (ties to even), as torch's .to(dtype)
+      std::vector<std::uint16_t> h(v->size());
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        const float x = (*v)[i];
+        h[i] = type == dtype::F16 ? detail::float_to_f16(x) : detail::float_to_bf16(x);
+        const std::uint16_t inf = type == dtype::F16 ? 0x7c00 : 0x7f80;
+        if ((h[i] & inf) == inf)  // ±inf (or NaN): beyond the type's range
+          return detail::fail({"tensor '", name, "': element ",
+                               detail::index_string(shape, transpose ? (i % shape[0]) * shape[1] + i / shape[0] : i), " = ",
+                               detail::format_double(x), " is beyond ", to_string(type), "'s range: write float32"});
+      }
+      w.add(hf, type, theirs, h.data());
     }
     result<std::vector<std::byte>> bytes = w.serialize();
     if (!bytes) return bytes.status();
@@ -910,8 +937,8 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
 }
 
 sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
-                          const tokenizer_bin* tokenizer) {
-  result<hf_llama_files> files = hf_llama_directory(a, std::move(tensors), tokenizer);
+                          const tokenizer_bin* tokenizer, dtype type) {
+  result<hf_llama_files> files = hf_llama_directory(a, std::move(tensors), tokenizer, type);
   if (!files) return files.status();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

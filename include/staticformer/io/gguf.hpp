@@ -126,8 +126,4 @@ struct gguf_write_options {
 result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_write_options& o = {});
 sf::status write_gguf(const std::string& path, const gguf_model& m, const gguf_write_options& o = {});
 
-namespace detail {
-std::uint16_t gguf_float_to_half(float f);  // round to nearest even
-}  // namespace detail
-
 }  // namespace sf::io

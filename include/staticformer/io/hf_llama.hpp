@@ -104,7 +104,7 @@ bool is_hf_directory(const std::string& path);
 
 // ------------------------------------------------------------------ writing
 // The files of a Hugging Face Llama directory, as transformers' save_pretrained and LlamaTokenizer
-// write them (float32): config.json (LlamaConfig's fields), model.safetensors (Hugging Face's names,
+// write them (float32 unless `type` says otherwise): config.json (LlamaConfig's fields), model.safetensors (Hugging Face's names,
 // linear layers [out, in], metadata {"format": "pt"}; a tied model has no lm_head.weight) and, with a
 // tokenizer, tokenizer.model (sentencepiece's protobuf: BPE with byte fallback, ids 0/1/2 = <unk>,
 // <s>, </s>, the Llama normalizer: a dummy prefix, no whitespace folding), tokenizer.json (the fast
@@ -116,10 +116,14 @@ struct hf_llama_files {
   std::string config_json, tokenizer_config_json, special_tokens_map_json, tokenizer_json;  // (the last three: with a tokenizer)
   std::vector<std::byte> model_safetensors, tokenizer_model;
 };
-result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer);
+// `type` F16 or BF16: model.safetensors holds float16 or bfloat16 tensors (each value rounded to the
+// nearest, ties to even, as torch's .to(dtype); a value that would become ±inf is refused with its
+// tensor and element) and config.json says "torch_dtype": "float16" or "bfloat16".
+result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer,
+                                          dtype type = dtype::F32);
 // Writes those files into `dir` (created if absent; each file written whole, then renamed into place).
 sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
-                          const tokenizer_bin* tokenizer);
+                          const tokenizer_bin* tokenizer, dtype type = dtype::F32);
 // tokenizers' tokenizer.json of a tokenizer, as transformers 4.35 (tokenizers 0.15) writes
 // LlamaTokenizerFast's from the tokenizer.model above: the pieces (U+2581 for a space) in id order;
 // the merges, each split of a piece into two pieces (at characters), ordered as LlamaConverter

@@ -295,6 +295,35 @@ inline float bf16_to_float(std::uint16_t b) {
   return f;
 }
 
+// The other way, rounding to the nearest (ties to even), as torch's and numpy's conversions do:
+// a float as IEEE binary16 (below 2^-14 a subnormal; from 65520 on ±inf; NaN a quiet NaN) and as
+// bfloat16 (the upper 16 bits, rounded; from 0x1.fffp127 on ±inf; NaN a quiet NaN).
+inline std::uint16_t float_to_f16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  const std::uint32_t ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
+  if (ax >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
+  std::uint32_t q, rest, half;
+  if (ax < 0x38800000u) {  // below 2^-14: a subnormal half (or 0), q · 2^-24
+    const std::uint32_t e = ax >> 23;
+    if (e < 102) return sign;  // below 2^-25: 0
+    const std::uint32_t m = (ax & 0x7fffffu) | 0x800000u, shift = 126 - e;  // |f| = m · 2^(e-150)
+    q = m >> shift, rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+  } else {  // normal: drop 13 mantissa bits
+    q = (((ax >> 23) - 112) << 10) | ((ax >> 13) & 0x3ffu), rest = ax & 0x1fffu, half = 0x1000u;
+  }
+  if (rest > half || (rest == half && (q & 1u))) ++q;  // a carry into the exponent is right
+  return static_cast<std::uint16_t>(sign | q);
+}
+inline std::uint16_t float_to_bf16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // NaN: quiet
+  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 template <class Dst>
 bool convert(dtype from, std::span<const std::byte> src, Dst* dst, std::size_t n) {
   auto each = [&](auto proto) {
