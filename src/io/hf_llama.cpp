@@ -807,9 +807,24 @@ result<std::string> hf_tokenizer_json(const tokenizer_bin& t) {
   }
 }
 
+namespace {
+constexpr std::pair<dtype, const char*> hf_dtypes[] = {{dtype::F32, "float32"}, {dtype::F16, "float16"}, {dtype::BF16, "bfloat16"}};
+}  // namespace
+
+const char* hf_dtype_name(dtype type) {
+  for (const auto& [t, name] : hf_dtypes)
+    if (t == type) return name;
+  return nullptr;
+}
+std::optional<dtype> hf_dtype_named(std::string_view name) {
+  for (const auto& [t, n] : hf_dtypes)
+    if (n == name) return t;
+  return std::nullopt;
+}
+
 result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer,
                                           dtype type) {
-  if (type != dtype::F32 && type != dtype::F16 && type != dtype::BF16)
+  if (!hf_dtype_name(type))
     return detail::fail({"a Hugging Face Llama directory is written float32, float16 or bfloat16, not ", to_string(type)});
   if (a.ffn != sf::ffn_kind::gated || a.norm != sf::norm_kind::rmsnorm || a.position != sf::position_kind::rope ||
       a.activation != sf::activation_kind::silu || a.bias)
@@ -840,7 +855,7 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
     c["rope_scaling"] = nullptr;
     c["rope_theta"] = a.rope_base;
     c["tie_word_embeddings"] = a.tied;
-    c["torch_dtype"] = type == dtype::F16 ? "float16" : type == dtype::BF16 ? "bfloat16" : "float32";
+    c["torch_dtype"] = hf_dtype_name(type);
     c["use_cache"] = true;
     c["vocab_size"] = a.V;
     out.config_json = c.dump(2) + "\n";

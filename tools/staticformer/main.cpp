@@ -726,12 +726,8 @@ int convert_hf(int argc, char** argv) {
   }
   if (in.empty() || out.empty())
     return fail_in("convert", "usage: staticformer convert MODEL -o DIR --hf [--dtype float32|float16|bfloat16] [-z TOKENIZER.bin]", 2);
-  const sf::io::dtype type = type_name == "float32"   ? sf::io::dtype::F32
-                             : type_name == "float16"  ? sf::io::dtype::F16
-                             : type_name == "bfloat16" ? sf::io::dtype::BF16
-                                                       : sf::io::dtype::BOOL;
-  if (type == sf::io::dtype::BOOL)
-    return fail_in("convert", "--dtype: '" + type_name + "' is not float32, float16 or bfloat16", 2);
+  const std::optional<sf::io::dtype> type = sf::io::hf_dtype_named(type_name);
+  if (!type) return fail_in("convert", "--dtype: '" + type_name + "' is not float32, float16 or bfloat16", 2);
   sf::arch arch;
   std::vector<sf::io::llama2c_tensor> tensors;
   std::optional<sf::io::tokenizer_bin> tok;
@@ -782,7 +778,7 @@ int convert_hf(int argc, char** argv) {
     tok = std::move(*t);
   }
   const bool permuted = arch.rope_pairs == sf::rope_pairs_kind::adjacent;
-  if (sf::status s = sf::io::write_hf_llama(out, arch, std::move(tensors), tok ? &*tok : nullptr, type); !s)
+  if (sf::status s = sf::io::write_hf_llama(out, arch, std::move(tensors), tok ? &*tok : nullptr, *type); !s)
     return fail_in("convert", out + ": " + s.message());
   std::fprintf(stderr, "staticformer convert: saved %s (a Hugging Face Llama directory, %s, from %s; %s%s; %s)\n",
                out.c_str(), type_name.c_str(), from.c_str(), sf::io::describe(arch).c_str(),

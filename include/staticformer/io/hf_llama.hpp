@@ -121,6 +121,10 @@ struct hf_llama_files {
 // tensor and element) and config.json says "torch_dtype": "float16" or "bfloat16".
 result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer,
                                           dtype type = dtype::F32);
+// transformers' torch_dtype names of the types written: "float32", "float16", "bfloat16" (F32, F16,
+// BF16); hf_dtype_name gives nullptr for any other type, hf_dtype_named nullopt for any other name.
+const char* hf_dtype_name(dtype type);
+std::optional<dtype> hf_dtype_named(std::string_view name);
 // Writes those files into `dir` (created if absent; each file written whole, then renamed into place).
 sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
                           const tokenizer_bin* tokenizer, dtype type = dtype::F32);
