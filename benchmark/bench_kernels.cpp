@@ -35,8 +35,10 @@
 // read_bandwidth_2chains/<KiB>, read_bandwidth_thp_2chains/<KiB>: the same with two vector sums
 // (loads issued more slowly): from memory, on the Zen 4 VM this was measured on, either form was
 // the faster one by up to a third, from run to run (59344 KiB, huge pages: 43-49 GB/s with two
-// sums against 32-42 with four in one run, 32 against 43 in another); the roofline scripts
-// (tools/bench_roofline.py) take the best of all four at each size.
+// sums against 32-42 with four in one run, 32 against 43 in another). read_bandwidth*_mem/<KiB>
+// (where the decoder's backend for weights from memory, kernels::backend_for, is not the native
+// one: 256-bit vectors on an AVX-512 target): the same four with that backend's loads. The
+// roofline scripts (tools/bench_roofline.py) take the best of them all at each size.
 #include <benchmark/benchmark.h>
 
 #include <time.h>
@@ -47,6 +49,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "staticformer/kernels/gemm.hpp"
@@ -310,11 +313,11 @@ constexpr std::size_t max_kib = 65536;
 alignas(2 * 1024 * 1024) float g_buf4k[max_kib * 1024 / sizeof(float)];
 alignas(2 * 1024 * 1024) float g_bufthp[max_kib * 1024 / sizeof(float)];
 
-template <bool Thp, int Chains>
+template <bool Thp, int Chains, class B = V>
 void read_bandwidth(benchmark::State& state) {
   static_assert(Chains == 2 || Chains == 4);
-  using R = typename V::reg;
-  constexpr std::size_t W = V::width;
+  using R = typename B::reg;
+  constexpr std::size_t W = B::width;
   float* buf = Thp ? g_bufthp : g_buf4k;
   const std::size_t n = static_cast<std::size_t>(state.range(0)) * 1024 / sizeof(float);
 #if defined(__linux__)
@@ -322,20 +325,20 @@ void read_bandwidth(benchmark::State& state) {
   if (Thp && !advised) state.SkipWithError("madvise(MADV_HUGEPAGE) failed");
 #endif
   for (std::size_t i = 0; i < n; ++i) buf[i] = 1.0f;
-  R s0 = V::zero(), s1 = V::zero(), s2 = V::zero(), s3 = V::zero();
+  R s0 = B::zero(), s1 = B::zero(), s2 = B::zero(), s3 = B::zero();
   const double t0 = cpu_seconds();
   for (auto _ : state) {
     if constexpr (Chains == 4) {
       for (std::size_t i = 0; i + 4 * W <= n; i += 4 * W) {
-        s0 = V::add(s0, V::load(buf + i));
-        s1 = V::add(s1, V::load(buf + i + W));
-        s2 = V::add(s2, V::load(buf + i + 2 * W));
-        s3 = V::add(s3, V::load(buf + i + 3 * W));
+        s0 = B::add(s0, B::load(buf + i));
+        s1 = B::add(s1, B::load(buf + i + W));
+        s2 = B::add(s2, B::load(buf + i + 2 * W));
+        s3 = B::add(s3, B::load(buf + i + 3 * W));
       }
     } else {
       for (std::size_t i = 0; i + 2 * W <= n; i += 2 * W) {
-        s0 = V::add(s0, V::load(buf + i));
-        s1 = V::add(s1, V::load(buf + i + W));
+        s0 = B::add(s0, B::load(buf + i));
+        s1 = B::add(s1, B::load(buf + i + W));
       }
     }
     opaque(s0), opaque(s1), opaque(s2), opaque(s3);
@@ -422,6 +425,13 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("read_bandwidth_thp/" + k).c_str(), read_bandwidth<true, 4>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_2chains/" + k).c_str(), read_bandwidth<false, 2>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_thp_2chains/" + k).c_str(), read_bandwidth<true, 2>)->Arg(kib);
+    using M = sf::kernels::backend_for<float, sf::kernels::weights_in::memory>;  // the decoder's, from memory
+    if constexpr (!std::is_same_v<M, V>) {
+      benchmark::RegisterBenchmark(("read_bandwidth_mem/" + k).c_str(), read_bandwidth<false, 4, M>)->Arg(kib);
+      benchmark::RegisterBenchmark(("read_bandwidth_thp_mem/" + k).c_str(), read_bandwidth<true, 4, M>)->Arg(kib);
+      benchmark::RegisterBenchmark(("read_bandwidth_2chains_mem/" + k).c_str(), read_bandwidth<false, 2, M>)->Arg(kib);
+      benchmark::RegisterBenchmark(("read_bandwidth_thp_2chains_mem/" + k).c_str(), read_bandwidth<true, 2, M>)->Arg(kib);
+    }
   }
   benchmark::RegisterBenchmark("batched_products/stories15M/16", batched_products)->Unit(benchmark::kMillisecond);
   sf_bench::add_cpu_context(/*bf16_rows=*/true);

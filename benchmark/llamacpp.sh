@@ -140,7 +140,7 @@ echo "load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
 import statistics, sys
 log, rounds = sys.argv[1], sys.argv[2]
 sys.path.insert(0, sys.argv[3])
-from bench_roofline import SHAPES, bandwidths, roofline, weight_bytes
+from bench_roofline import SHAPES, bandwidths, roofline, round_shares, share_summary, weight_bytes
 int8flag = {"s260k": sys.argv[4], "s15m": sys.argv[5]}
 v, extra, head = {}, {}, []
 lines = open(log).read().splitlines()
@@ -190,4 +190,13 @@ for s, q, kib in (("s260k", "f32", 1016), ("s15m", "f32", 59344), ("s15m", "q8_0
         print(f"roofline {s} {q} {name}: {wb / 1e6:.2f} MB of weights per token; read bandwidth at {kib} KiB "
               f"{small:.1f} GB/s (4 KiB pages), {huge:.1f} GB/s (huge pages) -> at most {peak:.0f} tok/s; "
               f"{name} {share:.0f}%{goal}")
+
+        def parse(line, s=s, q=q, who=who):
+            w = line.split()
+            if len(w) >= 5 and tuple(w[:4]) == (s, q, "tg", who) and w[4]:
+                return who, float(w[4])
+        per = round_shares(lines, parse, kib, wb).get(who)
+        if per:
+            print(f"  share in each round (its tok/s / that round's best bandwidth) {s} {q} {name}: "
+                  f"{share_summary(per)}")
 PY

@@ -53,8 +53,49 @@ def bandwidths(lines):
 def roofline(bwm, kib, wbytes):
     """(4 KiB pages GB/s, huge pages GB/s, tokens/s at most with the better of the two) at the
     buffer size kib, or None when it was not measured. Each of the two is the best of the read
-    kernels of that page size (four or two vector sums: "_2chains"), each the best of its rounds."""
+    kernels of that page size (four or two vector sums: "_2chains"; the native vectors or, "_mem",
+    those the decoder reads weights from memory with), each the best of its rounds."""
     small = max([v for (k, n), v in bwm.items() if k == kib and "thp" not in n], default=0.0)
     huge = max([v for (k, n), v in bwm.items() if k == kib and "thp" in n], default=0.0)
     best = max(small, huge)
     return (small, huge, best * 1e9 / wbytes) if best else None
+
+
+def round_shares(lines, parse, kib, wbytes):
+    """{decoder key: [share of each round]}: a decoder's tok/s in one round divided by the tokens/s
+    at most of the same round's best read bandwidth at kib (the best of that round's read kernels,
+    either page size). The rounds are the log's blocks, each ending with its "bw" lines. A ratio
+    taken between neighbours in time, so the bandwidth's swings from round to round (on a shared
+    machine) meet the decoder's own; its median is printed beside the share of the medians against
+    the run's best bandwidth (roofline above), which takes the best of one against the median of
+    the other. parse(line) -> (key, tok/s) or None for a decoder's line."""
+    shares, rates, bw = {}, {}, []
+
+    def close():
+        if bw and rates:
+            peak = max(bw) * 1e9 / wbytes
+            for k, rate in rates.items():
+                shares.setdefault(k, []).append(rate / peak)
+        rates.clear()
+        bw.clear()
+
+    for line in lines:
+        w = line.split()
+        if len(w) == 4 and w[0] == "bw":
+            if int(w[1]) == kib:
+                bw.append(float(w[3]))
+            continue
+        if bw:  # the first line after a round's bandwidth block
+            close()
+        p = parse(line)
+        if p:
+            rates[p[0]] = p[1]
+    close()
+    return shares
+
+
+def share_summary(xs):
+    """ "median M% (min-max, N rounds)" of round_shares' list."""
+    import statistics
+    return (f"median {statistics.median(xs) * 100:.0f}% ({min(xs) * 100:.0f}-{max(xs) * 100:.0f}%, "
+            f"{len(xs)} rounds)")

@@ -24,8 +24,10 @@
 #        bandwidth: sf_bench_kernels --benchmark_filter=read_bandwidth at each weight size;
 #      all with `-z TOK -t 0 -n 256 -i "Once upon a time"` but the prompt case;
 #   5. prints the medians, the ratios, the memory roofline of each (weight bytes per token ÷ the best
-#      read bandwidth at that size in this run → tokens/s at most; staticformer's share of it), and
-#      whether staticformer's text is run.c's (float, -t 0; byte for byte).
+#      read bandwidth at that size in this run → tokens/s at most; staticformer's share of it; and
+#      the median over the rounds of each round's share, against that round's best bandwidth), and
+#      whether staticformer's text is run.c's (float, -t 0; byte for byte). KEEP_LOG=file keeps the
+#      raw log.
 # The helpers (rates, bandwidth, roofline) are shared with benchmark/llamacpp.sh:
 # tools/bench_helpers.sh and tools/bench_roofline.py.
 set -euo pipefail
@@ -95,11 +97,12 @@ for r in $(seq "$rounds"); do
   done
   bench_bandwidth "$cpu" "$bench" 1016 16700 59344 >>"$log"
 done
+[ -z "${KEEP_LOG:-}" ] || cp "$log" "$KEEP_LOG"
 "$python" - "$log" "$files" "$int8" "$rounds" "$root/tools" <<'PY'
 import statistics, sys
 log, files, int8, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 sys.path.insert(0, sys.argv[5])
-from bench_roofline import SHAPES, bandwidths, roofline, weight_bytes
+from bench_roofline import SHAPES, bandwidths, roofline, round_shares, share_summary, weight_bytes
 v, text, ptoks = {}, {}, {}
 for line in open(log):
     w = line.split()
@@ -144,4 +147,14 @@ for (s, kind), kib in size_kib.items():
         if k in med:
             line += f"; {'staticformer' if who == 'sf' else who} {med[k] / peak * 100:.0f}%"
     print(line)
+
+    def parse(line, s=s, kind=kind):
+        w = line.split()
+        if len(w) >= 4 and w[0] == s and w[1] == kind and w[3]:
+            return w[2], float(w[3])
+    per = round_shares(open(log).read().splitlines(), parse, kib, wb)
+    for who in ("sf", "runc" if kind == "float" else "runq"):
+        if per.get(who):
+            print(f"  share in each round (its tok/s / that round's best bandwidth) {s} {kind}, "
+                  f"{'staticformer' if who == 'sf' else who}: {share_summary(per[who])}")
 PY

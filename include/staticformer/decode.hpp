@@ -49,7 +49,8 @@
 // Prefill runs the prompt in chunks of P = min(16, T) positions through the matrix–matrix
 // kernels; a chunk that would run past T starts earlier and recomputes positions already in the
 // cache (same inputs, same bits). Prompts of fewer than P/4 new tokens go through single steps, and
-// so do the last tokens of a longer prompt when fewer than P/4 remain after its full chunks.
+// so do the last tokens of a longer prompt when fewer than P/4 remain after its full chunks; a
+// prompt's single steps compute the head (and its final norm) only at its last position.
 //
 // Options (the third template argument, sf::decoder_options; both choices give the same bits):
 //   .prefill_chunk   P above (≥ 1). 1: prefill runs single steps and the decoder holds no chunk
@@ -277,10 +278,12 @@ class decoder {
                          " tokens, ", n, " more do not fit; call slide(b, keep) or reset(b)");
   }
 
-  // Stream b: positions [a, end) from hist_ (a < end ≤ T); logits of position end-1.
+  // Stream b: positions [a, end) from hist_ (a < end ≤ T); logits of position end-1. Single steps
+  // before the last position skip the head: their logits are not needed (a stories15M-shaped
+  // model's head is 61% of the bytes a step reads).
   constexpr void run(std::size_t b, std::size_t a, std::size_t end) {
     if (!chunks || (end - a) * 4 < P) {  // a few tokens (or no chunk buffers): single steps
-      for (std::size_t t = a; t < end; ++t) step_rows<1>(&b);
+      for (std::size_t t = a; t < end; ++t) step_rows<1>(&b, t + 1 == end);
       return;
     }
     if constexpr (chunks) {
@@ -292,7 +295,7 @@ class decoder {
       }
       if (c < end) {
         pos_[b] = c;
-        for (std::size_t t = c; t < end; ++t) step_rows<1>(&b);
+        for (std::size_t t = c; t < end; ++t) step_rows<1>(&b, t + 1 == end);
         return;
       }
       const std::size_t r = end - 1 - s0;  // the last position's row in the last chunk
@@ -417,12 +420,12 @@ class decoder {
   // ------------------------------------------------------------ step: R rows, of streams streams[0 … R-1]
   // streams: non-decreasing (a stream repeated only with the same token: a padding row). Each stream's
   // token is hist_(b, pos_[b]); afterwards pos_[b] += 1 and logits(b) are its next-token logits.
-  // The rows are packed into the step buffers' first R rows.
+  // The rows are packed into the step buffers' first R rows. logits = false (a prompt position
+  // before the last, R = 1): no final norm and no head; the stream's logits are left as they were.
   template <std::size_t R>
-  constexpr void step_rows(const std::size_t* streams) {
+  constexpr void step_rows(const std::size_t* streams, bool logits = true) {
     using rd = view<T, shape<Batch<R>>, Model<D>, D>;
     using rf = view<T, shape<Batch<R>>, Ffn<C.F>, C.F>;
-    using rv = view<T, shape<Batch<R>>, Vocab<V>, V>;
     const weights_t& p = *w_;
     const product lin{this};
     const rd x{x_.data()}, a{a_.data()}, y{y_.data()};
@@ -443,7 +446,15 @@ class decoder {
       else ffn::decode_rows(lin, y, a, bp.ffn, f, none{});
       for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
     }
-    for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), p.norm_f);
+    if (logits) head_rows<R>(streams, a, x);
+    for (std::size_t r = 0; r < R; ++r)
+      if (r == 0 || streams[r] != streams[r - 1]) ++pos_[streams[r]];
+  }
+  // The logits of a step's rows: norm_f, then the head, into each stream's logits row.
+  template <std::size_t R, class A, class X>
+  constexpr void head_rows(const std::size_t* streams, const A& a, const X& x) {
+    using rv = view<T, shape<Batch<R>>, Vocab<V>, V>;
+    for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), w_->norm_f);
     if constexpr (R == 1 || B == 1) {
       lm_head(rv{logits_.data() + streams[0] * V}, a.as_const());
     } else {
@@ -457,8 +468,6 @@ class decoder {
           for (std::size_t v = 0; v < V; ++v) logits_(streams[r], v) = logits_rows_(r, v);
       }
     }
-    for (std::size_t r = 0; r < R; ++r)
-      if (r == 0 || streams[r] != streams[r - 1]) ++pos_[streams[r]];
   }
 
   // The rows of a masked step: the n active streams rows[0 … n-1] (ascending), padded to the first
