@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -369,6 +370,78 @@ TEST(HfLlama, WritesFloat16AndBfloat16) {
   EXPECT_NE(std::string(refused.message()).find("is beyond F16's range"), std::string::npos) << refused.message();
   EXPECT_TRUE(io::hf_llama_directory(f->arch, big, nullptr, io::dtype::BF16).is_ok());
   EXPECT_FALSE(io::hf_llama_directory(f->arch, big, nullptr, io::dtype::I32).is_ok());
+}
+
+// Sharded as transformers' save_pretrained(max_shard_size=...): llama_tied_bf16 written bfloat16 with
+// shards of at most 40 KB gives llama_tied_bf16_sharded's three shards and its index byte for byte
+// (transformers' own, save_pretrained(max_shard_size="40KB")); read back, every weight bit. Writing
+// the other form into the same directory removes the first one's weights; a shard size below every
+// tensor puts each tensor in a shard of its own.
+TEST(HfLlama, WritesShardsAsTransformers) {
+  scratch s;
+  auto m = io::read_hf_llama(hf_dir + "llama_tied_bf16");
+  ASSERT_TRUE(m.is_ok()) << m.message();
+  const std::string out = (s.dir / "sharded").string(), ref = hf_dir + "llama_tied_bf16_sharded/";
+  ASSERT_EQ(io::hf_shard_size("40KB"), std::optional<std::uint64_t>(40000));
+  ASSERT_TRUE(io::write_hf_llama(out, m->arch, m->tensors, &*m->tokenizer, io::dtype::BF16, 40000).is_ok());
+  for (const char* f : {"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+                        "model-00003-of-00003.safetensors", "model.safetensors.index.json"})
+    EXPECT_TRUE(read_bytes(out + "/" + f) == read_bytes(ref + f)) << f << " is not transformers' own";
+  EXPECT_FALSE(fs::exists(out + "/model.safetensors"));
+  auto back = io::read_hf_llama(out);
+  ASSERT_TRUE(back.is_ok()) << back.message();
+  EXPECT_EQ(back->weights_file, "model.safetensors.index.json");
+  ASSERT_EQ(back->tensors.size(), m->tensors.size());
+  for (std::size_t i = 0; i < m->tensors.size(); ++i) EXPECT_TRUE(back->tensors[i].values == m->tensors[i].values) << m->tensors[i].name;
+
+  // the one-file form over it: the shards and the index go; then shards again over that
+  ASSERT_TRUE(io::write_hf_llama(out, m->arch, m->tensors, &*m->tokenizer, io::dtype::BF16).is_ok());
+  EXPECT_TRUE(read_bytes(out + "/model.safetensors") == read_bytes(hf_dir + "llama_tied_bf16/model.safetensors"));
+  for (const char* f : {"model-00001-of-00003.safetensors", "model.safetensors.index.json"}) EXPECT_FALSE(fs::exists(out + "/" + f)) << f;
+  ASSERT_TRUE(io::write_hf_llama(out, m->arch, m->tensors, nullptr, io::dtype::F32, 1).is_ok());
+  EXPECT_FALSE(fs::exists(out + "/model.safetensors"));
+  const std::size_t n = m->tensors.size();  // 20 (tied: no lm_head)
+  std::size_t shards = 0;
+  for (const auto& e : fs::directory_iterator(out)) shards += io::is_hf_shard_name(e.path().filename().string());
+  EXPECT_EQ(shards, n);
+  auto index = io::parse_hf_weight_index(read_text(out + "/model.safetensors.index.json"));
+  ASSERT_TRUE(index.is_ok()) << index.message();
+  EXPECT_EQ(index->shards.size(), n);
+  std::uint64_t total = 0;
+  for (const auto& t : m->tensors) total += 4 * t.values.size();
+  EXPECT_EQ(index->total_size, std::optional<std::uint64_t>(total));
+  back = io::read_hf_llama(out);
+  ASSERT_TRUE(back.is_ok()) << back.message();
+  for (std::size_t i = 0; i < n; ++i) EXPECT_TRUE(back->tensors[i].values == m->tensors[i].values) << m->tensors[i].name;
+  // ... and a write in fewer shards removes the shards it does not overwrite
+  ASSERT_TRUE(io::write_hf_llama(out, m->arch, m->tensors, nullptr, io::dtype::BF16, 40000).is_ok());
+  shards = 0;
+  for (const auto& e : fs::directory_iterator(out)) shards += io::is_hf_shard_name(e.path().filename().string());
+  EXPECT_EQ(shards, 3u);
+  EXPECT_TRUE(io::read_hf_llama(out).is_ok());
+}
+
+// transformers' max_shard_size texts (convert_file_size_to_int), and shard names.
+TEST(HfLlama, ShardSizesAndNames) {
+  using u = std::optional<std::uint64_t>;
+  EXPECT_EQ(io::hf_shard_size("10GB"), u(10'000'000'000));
+  EXPECT_EQ(io::hf_shard_size("5gB"), u(5'000'000'000));
+  EXPECT_EQ(io::hf_shard_size("5gb"), u(625'000'000));  // a final lower-case b: bits
+  EXPECT_EQ(io::hf_shard_size("5Gb"), u(625'000'000));
+  EXPECT_EQ(io::hf_shard_size("8kb"), u(1000));
+  EXPECT_EQ(io::hf_shard_size("1MiB"), u(1u << 20));
+  EXPECT_EQ(io::hf_shard_size("2gib"), u(std::uint64_t{2} << 30));
+  EXPECT_EQ(io::hf_shard_size("3KiB"), u(3072));
+  EXPECT_EQ(io::hf_shard_size("40KB"), u(40000));
+  EXPECT_EQ(io::hf_shard_size("123"), u(123));  // (bytes: transformers takes an integer so, not as text)
+  // (Python's int() would take "-1GB" and " 5GB": a size here is digits and a unit only)
+  for (const char* bad : {"", "GB", "KiB", "1.5GB", "-1GB", " 5GB", "5 GB", "5TB", "5B", "0x10", "99999999999999999999",
+                          "18446744073709551615GB"})
+    EXPECT_EQ(io::hf_shard_size(bad), std::nullopt) << bad;
+  EXPECT_TRUE(io::is_hf_shard_name("model-00001-of-00003.safetensors"));
+  for (const char* not_one : {"model.safetensors", "model-0001-of-00003.safetensors", "model-00001-of-00003.safetensor",
+                              "model-0000a-of-00003.safetensors", "xmodel-00001-of-00003.safetensors"})
+    EXPECT_FALSE(io::is_hf_shard_name(not_one)) << not_one;
 }
 
 // llama2.c's model (adjacent RoPE pairs) is written with Hugging Face's halves: read back, its

@@ -12,7 +12,8 @@
 # text; -z gives the tokenizer another way. Writing: `convert DIR -o OUT --hf` writes a directory that
 # prints the same text and converts back to the same checkpoint bytes; llama2.c's version 0 file
 # (adjacent RoPE pairs) written as a directory (permuted to halves) converts back to the same
-# version 1 and GGUF bytes (transformers' own text of the written directories: tools/hf_write_test.cmake).
+# version 1 and GGUF bytes (transformers' own text of the written directories: tools/hf_write_test.cmake);
+# --dtype and --max-shard-size write transformers' own model.safetensors, shards and index byte for byte.
 # Then the refusals. QUICK (the sanitizer build): one directory, not the conversions to llama2.c and
 # GGUF, the sharded and tokenizer.json directories (each of their architectures is one more
 # compilation on first use).
@@ -46,7 +47,7 @@ foreach(name ${names})
   message(STATUS "ok: ${name} and its checkpoint sample the same text")
   # written as a Hugging Face directory (float32): the same text, and back to the same checkpoint bytes
   sf(convert "${WORK}/${name}.safetensors" -o "${WORK}/${name}.hf" --hf)
-  if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "saved .*${name}.hf \\(a Hugging Face Llama directory, float32, from a float checkpoint; .*rope_pairs=halves; with the tokenizer as tokenizer.model and tokenizer.json, 512 pieces\\)")
+  if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "saved .*${name}.hf \\(a Hugging Face Llama directory, float32 in model.safetensors, from a float checkpoint; .*rope_pairs=halves; with the tokenizer as tokenizer.model and tokenizer.json, 512 pieces\\)")
     message(FATAL_ERROR "convert ${name}.safetensors -o ${name}.hf --hf: exit status ${sf_rc}\n${sf_err}")
   endif()
   expect_text("${H}/${name}.expected.txt" "${WORK}/${name}.hf" -t 0 -n 48)
@@ -60,7 +61,7 @@ endforeach()
 foreach(case "llama_tied_bf16;bfloat16" "llama_mqa_f16;float16")
   list(POP_FRONT case name)
   sf(convert "${H}/${name}" -o "${WORK}/${name}.again" --hf --dtype ${case})
-  if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "a Hugging Face Llama directory, ${case}, from ")
+  if(NOT sf_rc EQUAL 0 OR NOT sf_err MATCHES "a Hugging Face Llama directory, ${case} in model.safetensors, from ")
     message(FATAL_ERROR "convert ${name} --hf --dtype ${case}: exit status ${sf_rc}\n${sf_err}")
   endif()
   same("${WORK}/${name}.again/model.safetensors" "${H}/${name}/model.safetensors" "${name} --dtype ${case}: transformers' model.safetensors")
@@ -70,6 +71,21 @@ foreach(case "llama_tied_bf16;bfloat16" "llama_mqa_f16;float16")
   endif()
 endforeach()
 sf_error(2 "--dtype: 'float64' is not float32, float16 or bfloat16" convert "${H}/llama_mqa_f16" -o "${WORK}/x" --hf --dtype float64)
+# --max-shard-size: the bfloat16 model in shards of at most 40 KB, as transformers' save_pretrained(
+# max_shard_size="40KB") wrote llama_tied_bf16_sharded: its three shards and its index byte for byte;
+# then in one file again over it (the shards and the index removed)
+sf(convert "${H}/llama_tied_bf16" -o "${WORK}/sharded" --hf --dtype bfloat16 --max-shard-size 40KB)
+expect_match("convert --max-shard-size 40KB" "${sf_err}" "a Hugging Face Llama directory, bfloat16 in 3 shards and model.safetensors.index.json, from ")
+foreach(f model-00001-of-00003.safetensors model-00002-of-00003.safetensors model-00003-of-00003.safetensors
+          model.safetensors.index.json)
+  same("${WORK}/sharded/${f}" "${H}/llama_tied_bf16_sharded/${f}" "--max-shard-size 40KB: transformers' ${f}")
+endforeach()
+sf(convert "${WORK}/sharded" -o "${WORK}/sharded" --hf --dtype bfloat16)
+same("${WORK}/sharded/model.safetensors" "${H}/llama_tied_bf16/model.safetensors" "the sharded directory in one file again")
+if(EXISTS "${WORK}/sharded/model-00001-of-00003.safetensors" OR EXISTS "${WORK}/sharded/model.safetensors.index.json")
+  message(FATAL_ERROR "convert --hf over a sharded directory left its shards or its index")
+endif()
+sf_error(2 "--max-shard-size: '1.5GB' is not a size" convert "${H}/llama_mqa_f16" -o "${WORK}/x" --hf --max-shard-size 1.5GB)
 # llama2.c's version 0 file (adjacent pairs) as a directory (halves), and back: the same version 1
 # file and the same GGUF file as converted directly (the permutation is undone exactly)
 set(v0 "${DATA}/llama2c/runc_gqa.v0.bin")

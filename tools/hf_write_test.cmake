@@ -7,7 +7,7 @@
 # the written tokenizer.json alone) and generates greedily
 # (tools/hf_generate.py): its text must be byte for byte the reference — transformers' own text of
 # the directories in test/data/hf, written again by staticformer in float32 (and the float16 and
-# bfloat16 ones again in their own dtype, --dtype), and run.c's text of
+# bfloat16 ones again in their own dtype, --dtype; the float32 one in shards, --max-shard-size), and run.c's text of
 # llama2.c's version 0 file test/data/llama2c/runc_gqa.v0.bin (adjacent RoPE pairs, permuted to
 # Hugging Face's halves), 200 tokens. Nothing is compiled. Without PYTHON, or a Python without
 # transformers, it prints "SKIPPED: " (the test is then reported as skipped).
@@ -53,3 +53,5 @@ check(runc_gqa "${DATA}/llama2c/runc_gqa.v0.bin" 200 "${DATA}/llama2c/runc_gqa.e
 # written in their own dtype (--dtype): the same text
 check(llama_tied_bf16.bf16 "${DATA}/hf/llama_tied_bf16" 48 "${DATA}/hf/llama_tied_bf16.expected.txt" --dtype bfloat16)
 check(llama_mqa_f16.f16 "${DATA}/hf/llama_mqa_f16" 48 "${DATA}/hf/llama_mqa_f16.expected.txt" --dtype float16)
+# in shards (--max-shard-size): transformers loads model.safetensors.index.json and the shards
+check(llama_gqa_f32.sharded "${DATA}/hf/llama_gqa_f32" 48 "${DATA}/hf/llama_gqa_f32.expected.txt" --max-shard-size 50KB)

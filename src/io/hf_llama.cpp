@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -127,6 +128,42 @@ std::string hf_name(const std::string& ours, bool& transpose) {
   if (rest == "ffn.w3") return layer + "mlp.up_proj.weight";
   return layer + "mlp.down_proj.weight";  // ffn.w2
 }
+
+// Where one of our tensor names comes in transformers' state_dict of LlamaForCausalLM (its modules'
+// order): the embedding; per layer q, k, v, o, gate, up, down, input_layernorm,
+// post_attention_layernorm; the final norm; the head.
+std::size_t hf_state_rank(const std::string& ours) {
+  if (ours == "tok_emb.weight") return 0;
+  if (ours == "norm_f.weight") return std::size_t(-2);
+  if (ours == "lm_head.weight") return std::size_t(-1);
+  const std::size_t dot = ours.find('.', 7);  // "blocks.N."
+  std::size_t layer = 0;  // (our names, from llama2c_tensor_shapes: "blocks." digits ".")
+  for (std::size_t i = 7; i < dot; ++i) layer = layer * 10 + static_cast<std::size_t>(ours[i] - '0');
+  static constexpr const char* order[] = {"attn.wq", "attn.wk", "attn.wv", "attn.wo", "ffn.w1",
+                                          "ffn.w3",  "ffn.w2",  "norm1.weight", "norm2.weight"};
+  const std::string rest = ours.substr(dot + 1);
+  std::size_t r = 0;
+  while (r < std::size(order) && rest != order[r]) ++r;
+  return 1 + layer * std::size(order) + r;
+}
+
+// transformers' name of shard k (1-based) of n: model-00001-of-00003.safetensors
+std::string hf_shard_name(std::size_t k, std::size_t n) {
+  char b[64];
+  std::snprintf(b, sizeof b, "model-%05zu-of-%05zu.safetensors", k, n);
+  return b;
+}
+}  // namespace
+
+bool is_hf_shard_name(std::string_view name) {  // model-DDDDD-of-DDDDD.safetensors
+  constexpr std::string_view form = "model-#####-of-#####.safetensors";
+  if (name.size() != form.size()) return false;
+  for (std::size_t i = 0; i < form.size(); ++i)
+    if (form[i] == '#' ? !(name[i] >= '0' && name[i] <= '9') : name[i] != form[i]) return false;
+  return true;
+}
+
+namespace {
 
 // ------------------------------------------------------------------ sentencepiece's protobuf
 
@@ -823,7 +860,7 @@ std::optional<dtype> hf_dtype_named(std::string_view name) {
 }
 
 result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer,
-                                          dtype type) {
+                                          dtype type, std::uint64_t max_shard_bytes) {
   if (!hf_dtype_name(type))
     return detail::fail({"a Hugging Face Llama directory is written float32, float16 or bfloat16, not ", to_string(type)});
   if (a.ffn != sf::ffn_kind::gated || a.norm != sf::norm_kind::rmsnorm || a.position != sf::position_kind::rope ||
@@ -860,17 +897,24 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
     c["vocab_size"] = a.V;
     out.config_json = c.dump(2) + "\n";
 
-    writer w;
-    w.set_metadata("format", "pt");
     std::vector<std::pair<std::string, shape_t>> want = llama2c_tensor_shapes(a);
     if (tensors.size() != want.size())
       return detail::fail({"expected the ", num(want.size()), " tensors of ", describe(a), ", found ", num(tensors.size())});
-    // Added in the order of their Hugging Face names, as the safetensors package orders tensors of one
-    // dtype (the writer keeps the order within an element size): transformers' file byte for byte.
-    std::sort(want.begin(), want.end(), [](const auto& x, const auto& y) {
-      bool t;
-      return hf_name(x.first, t) < hf_name(y.first, t);
+    // In transformers' state_dict order (LlamaForCausalLM's modules: the embedding; per layer q, k,
+    // v, o, gate, up, down, the two norms; the final norm; the head), which its shard_checkpoint
+    // follows.
+    std::stable_sort(want.begin(), want.end(), [](const auto& x, const auto& y) {
+      return hf_state_rank(x.first) < hf_state_rank(y.first);
     });
+    struct hf_tensor {
+      std::string name;  // Hugging Face's
+      shape_t shape;     // [out, in] for a linear layer
+      std::vector<float> f32;
+      std::vector<std::uint16_t> half;  // F16 or BF16
+      std::uint64_t bytes;
+    };
+    std::vector<hf_tensor> all;
+    all.reserve(want.size());
     for (const auto& [name, shape] : want) {
       const llama2c_tensor* it = find_named(tensors, name);
       if (!it) return detail::fail({"missing tensor '", name, "' (", describe(a), ")"});
@@ -879,38 +923,69 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
       if (it->shape != shape || it->values.size() != n)
         return detail::fail({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(it->shape)});
       bool transpose = false;
-      const std::string hf = hf_name(name, transpose);
-      const std::vector<float>* v = &it->values;
-      std::vector<float> t;
-      shape_t theirs = shape;
+      hf_tensor h{hf_name(name, transpose), shape, {}, {}, static_cast<std::uint64_t>(n) * size_of(type)};
+      std::vector<float> v;
       if (transpose) {
         const std::size_t rows = shape[0], cols = shape[1];  // ours [in, out] → theirs [out, in]
-        t.resize(it->values.size());
+        v.resize(n);
         for (std::size_t r = 0; r < rows; ++r)
-          for (std::size_t k = 0; k < cols; ++k) t[k * rows + r] = it->values[r * cols + k];
-        v = &t;
-        theirs = shape_t{cols, rows};
+          for (std::size_t k = 0; k < cols; ++k) v[k * rows + r] = it->values[r * cols + k];
+        h.shape = shape_t{cols, rows};
+      } else {
+        v = it->values;
       }
       if (type == dtype::F32) {
-        w.add(hf, *v, theirs);
-        continue;
-      }
-      // float16 or bfloat16: each value rounded to the nearest (ties to even), as torch's .to(dtype)
-      std::vector<std::uint16_t> h(v->size());
-      for (std::size_t i = 0; i < v->size(); ++i) {
-        const float x = (*v)[i];
-        h[i] = type == dtype::F16 ? detail::float_to_f16(x) : detail::float_to_bf16(x);
+        h.f32 = std::move(v);
+      } else {  // float16 or bfloat16: each value rounded to the nearest (ties to even), as torch's .to(dtype)
+        h.half.resize(n);
         const std::uint16_t inf = type == dtype::F16 ? 0x7c00 : 0x7f80;
-        if ((h[i] & inf) == inf)  // ±inf (or NaN): beyond the type's range
-          return detail::fail({"tensor '", name, "': element ",
-                               detail::index_string(shape, transpose ? (i % shape[0]) * shape[1] + i / shape[0] : i), " = ",
-                               detail::format_double(x), " is beyond ", to_string(type), "'s range: write float32"});
+        for (std::size_t i = 0; i < n; ++i) {
+          h.half[i] = type == dtype::F16 ? detail::float_to_f16(v[i]) : detail::float_to_bf16(v[i]);
+          if ((h.half[i] & inf) == inf)  // ±inf (or NaN): beyond the type's range
+            return detail::fail({"tensor '", name, "': element ",
+                                 detail::index_string(shape, transpose ? (i % shape[0]) * shape[1] + i / shape[0] : i), " = ",
+                                 detail::format_double(v[i]), " is beyond ", to_string(type), "'s range: write float32"});
+        }
       }
-      w.add(hf, type, theirs, h.data());
+      all.push_back(std::move(h));
     }
-    result<std::vector<std::byte>> bytes = w.serialize();
-    if (!bytes) return bytes.status();
-    out.model_safetensors = std::move(*bytes);
+    // transformers' shard_checkpoint: in that order, a tensor that would take its shard past
+    // max_shard_bytes starts the next shard (a shard holds at least one tensor).
+    std::vector<std::vector<const hf_tensor*>> shards(1);
+    std::uint64_t last = 0, total = 0;
+    for (const hf_tensor& t : all) {
+      if (last + t.bytes > max_shard_bytes && !shards.back().empty()) shards.emplace_back(), last = 0;
+      shards.back().push_back(&t);
+      last += t.bytes;
+      total += t.bytes;
+    }
+    nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
+    std::vector<std::pair<std::string, std::string>> mapped;
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      const std::string file = shards.size() == 1 ? std::string("model.safetensors") : hf_shard_name(k + 1, shards.size());
+      // Each file's tensors in the order of their names, as the safetensors package orders tensors
+      // of one dtype (the writer keeps the order within an element size): transformers' files byte
+      // for byte.
+      std::sort(shards[k].begin(), shards[k].end(), [](const hf_tensor* x, const hf_tensor* y) { return x->name < y->name; });
+      writer w;
+      w.set_metadata("format", "pt");
+      for (const hf_tensor* t : shards[k]) {
+        if (type == dtype::F32) w.add(t->name, t->f32, t->shape);
+        else w.add(t->name, type, t->shape, t->half.data());
+        mapped.emplace_back(t->name, file);
+      }
+      result<std::vector<std::byte>> bytes = w.serialize();
+      if (!bytes) return bytes.status();
+      out.weights.emplace_back(file, std::move(*bytes));
+    }
+    if (shards.size() > 1) {  // model.safetensors.index.json: json.dumps(index, indent=2, sort_keys=True) + "\n"
+      std::sort(mapped.begin(), mapped.end());
+      for (const auto& [name, file] : mapped) weight_map[name] = file;
+      nlohmann::ordered_json index;
+      index["metadata"] = {{"total_size", total}};
+      index["weight_map"] = weight_map;
+      out.weights_index_json = index.dump(2) + "\n";
+    }
 
     if (tokenizer) {
       out.tokenizer_model = sentencepiece_model_bytes(*tokenizer);
@@ -951,9 +1026,40 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
   return out;
 }
 
+std::optional<std::uint64_t> hf_shard_size(std::string_view text) {
+  auto upper_ends = [&](std::string_view unit) {
+    if (text.size() <= unit.size()) return false;
+    for (std::size_t i = 0; i < unit.size(); ++i)
+      if (std::toupper(static_cast<unsigned char>(text[text.size() - unit.size() + i])) != unit[i]) return false;
+    return true;
+  };
+  static constexpr std::pair<std::string_view, std::uint64_t> units[] = {
+      {"GIB", std::uint64_t{1} << 30}, {"MIB", std::uint64_t{1} << 20}, {"KIB", std::uint64_t{1} << 10},
+      {"GB", 1'000'000'000}, {"MB", 1'000'000}, {"KB", 1'000}};
+  std::uint64_t scale = 1;
+  bool bits = false;
+  std::string_view digits = text;
+  for (const auto& [unit, factor] : units)  // (transformers' order: the binary units first)
+    if (upper_ends(unit)) {
+      scale = factor;
+      bits = unit.size() == 2 && text.back() == 'b';
+      digits = text.substr(0, text.size() - unit.size());
+      break;
+    }
+  if (digits.empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    if (v > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v > std::numeric_limits<std::uint64_t>::max() / scale) return std::nullopt;
+  return bits ? v * scale / 8 : v * scale;
+}
+
 sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
-                          const tokenizer_bin* tokenizer, dtype type) {
-  result<hf_llama_files> files = hf_llama_directory(a, std::move(tensors), tokenizer, type);
+                          const tokenizer_bin* tokenizer, dtype type, std::uint64_t max_shard_bytes) {
+  result<hf_llama_files> files = hf_llama_directory(a, std::move(tensors), tokenizer, type, max_shard_bytes);
   if (!files) return files.status();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -962,7 +1068,22 @@ sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector
     return std::span<const std::byte>(reinterpret_cast<const std::byte*>(s.data()), s.size());
   };
   const std::string d = dir + "/";
-  if (sf::status s = detail::write_file_atomically(d + "model.safetensors", files->model_safetensors); !s) return s;
+  // The weights of an earlier write in the other form go first (a reader takes model.safetensors
+  // over an index), and shards of an earlier sharded write that this one does not overwrite
+  // (transformers' save_pretrained removes those too).
+  auto stale = [&](const std::string& name) {
+    for (const auto& f : files->weights)
+      if (f.first == name) return false;
+    if (name == "model.safetensors.index.json") return files->weights_index_json.empty();
+    return name == "model.safetensors" || is_hf_shard_name(name);
+  };
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_regular_file(ec) && stale(e.path().filename().string())) std::filesystem::remove(e.path(), ec);
+  for (const auto& [name, bytes] : files->weights)
+    if (sf::status s = detail::write_file_atomically(d + name, bytes); !s) return s;
+  if (!files->weights_index_json.empty())
+    if (sf::status s = detail::write_file_atomically(d + "model.safetensors.index.json", text(files->weights_index_json)); !s)
+      return s;
   if (tokenizer) {
     if (sf::status s = detail::write_file_atomically(d + "tokenizer.model", files->tokenizer_model); !s) return s;
     if (sf::status s = detail::write_file_atomically(d + "tokenizer.json", text(files->tokenizer_json)); !s) return s;

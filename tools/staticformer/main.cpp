@@ -134,10 +134,11 @@ constexpr usage_entry usage_entries[] = {
      "  convert MODEL -o OUT.gguf --gguf f32|f16|q8_0 [-z TOKENIZER.bin]\n"
      "        a GGUF file, a float checkpoint, llama2.c's model file or a Hugging Face directory as GGUF (llama):\n"
      "        matrices float32, float16 (the norms float32) or Q8_0; a GGUF file's own type without --gguf\n"
-     "  convert MODEL -o DIR --hf [--dtype float32|float16|bfloat16] [-z TOKENIZER.bin]\n"
+     "  convert MODEL -o DIR --hf [--dtype float32|float16|bfloat16] [--max-shard-size SIZE] [-z TOKENIZER.bin]\n"
      "        a float checkpoint, llama2.c's model file, a GGUF file or a Hugging Face directory as a\n"
      "        Hugging Face Llama directory (config.json, model.safetensors float32 unless --dtype says otherwise,\n"
-     "        tokenizer.model, tokenizer.json)\n"},
+     "        tokenizer.model, tokenizer.json); past SIZE (transformers' max_shard_size: 10GB, 40KB, 1MiB...)\n"
+     "        the weights go in shards, model-00001-of-0000N.safetensors, with model.safetensors.index.json\n"},
     {"info", "  info MODEL | --config FILE.json                      the architecture, and its executables\n"
              "        (MODEL: a checkpoint, a Hugging Face directory, a GGUF file or llama2.c's model file);\n"
              "        the instruction sets of the float, bf16 and int8 products, and this CPU's\n"},
@@ -704,18 +705,22 @@ bool is_gguf(const std::string& path) {
 //       MODEL a GGUF file (without --gguf, a Q8_0 one keeps its blocks as q8_0 and an F16 one its
 //       values as f16; f16 writes the matrices float16, the norms float32), a float checkpoint (its BPE
 //       tokenizer goes along) or llama2.c's model file (the tokenizer of -z goes along).
-// convert MODEL -o DIR --hf [--dtype float32|float16|bfloat16] [-z TOKENIZER.bin]: a Hugging Face
-// Llama directory (sf::io::write_hf_llama) of a float checkpoint, llama2.c's model file, a GGUF file or
-// another such directory, with the model's tokenizer (or -z's) as tokenizer.model and tokenizer.json;
-// its tensors float32 unless --dtype (transformers' torch_dtype names) says otherwise. Nothing is compiled.
+// convert MODEL -o DIR --hf [--dtype float32|float16|bfloat16] [--max-shard-size SIZE] [-z TOKENIZER.bin]:
+// a Hugging Face Llama directory (sf::io::write_hf_llama) of a float checkpoint, llama2.c's model file, a
+// GGUF file or another such directory, with the model's tokenizer (or -z's) as tokenizer.model and
+// tokenizer.json; its tensors float32 unless --dtype (transformers' torch_dtype names) says otherwise,
+// sharded as save_pretrained(max_shard_size=SIZE) shards them (default 10GB). Nothing is compiled.
 int convert_hf(int argc, char** argv) {
-  std::string in, out, tokenizer_in, type_name = "float32";
+  std::string in, out, tokenizer_in, type_name = "float32", shard_size = "10GB";
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--hf") continue;
-    if (a == "-o" || a == "--output" || a == "-z" || a == "--tokenizer" || a == "--dtype") {
+    if (a == "-o" || a == "--output" || a == "-z" || a == "--tokenizer" || a == "--dtype" || a == "--max-shard-size") {
       if (i + 1 >= argc) return fail_in("convert", a + " needs a value", 2);
-      (a == "-o" || a == "--output" ? out : a == "--dtype" ? type_name : tokenizer_in) = argv[++i];
+      (a == "-o" || a == "--output" ? out
+       : a == "--dtype"             ? type_name
+       : a == "--max-shard-size"    ? shard_size
+                                    : tokenizer_in) = argv[++i];
     } else if (!a.empty() && a[0] == '-') {
       return fail_in("convert", "unknown option '" + a + "' with --hf (staticformer convert --help lists them)", 2);
     } else if (in.empty()) {
@@ -725,9 +730,14 @@ int convert_hf(int argc, char** argv) {
     }
   }
   if (in.empty() || out.empty())
-    return fail_in("convert", "usage: staticformer convert MODEL -o DIR --hf [--dtype float32|float16|bfloat16] [-z TOKENIZER.bin]", 2);
+    return fail_in("convert", "usage: staticformer convert MODEL -o DIR --hf [--dtype float32|float16|bfloat16] "
+                              "[--max-shard-size SIZE] [-z TOKENIZER.bin]", 2);
   const std::optional<sf::io::dtype> type = sf::io::hf_dtype_named(type_name);
   if (!type) return fail_in("convert", "--dtype: '" + type_name + "' is not float32, float16 or bfloat16", 2);
+  const std::optional<std::uint64_t> max_shard = sf::io::hf_shard_size(shard_size);
+  if (!max_shard)
+    return fail_in("convert", "--max-shard-size: '" + shard_size + "' is not a size: an integer (bytes), or one "
+                   "followed by GB, MB, KB, GiB, MiB or KiB (transformers' max_shard_size)", 2);
   sf::arch arch;
   std::vector<sf::io::llama2c_tensor> tensors;
   std::optional<sf::io::tokenizer_bin> tok;
@@ -778,10 +788,13 @@ int convert_hf(int argc, char** argv) {
     tok = std::move(*t);
   }
   const bool permuted = arch.rope_pairs == sf::rope_pairs_kind::adjacent;
-  if (sf::status s = sf::io::write_hf_llama(out, arch, std::move(tensors), tok ? &*tok : nullptr, *type); !s)
+  if (sf::status s = sf::io::write_hf_llama(out, arch, std::move(tensors), tok ? &*tok : nullptr, *type, *max_shard); !s)
     return fail_in("convert", out + ": " + s.message());
-  std::fprintf(stderr, "staticformer convert: saved %s (a Hugging Face Llama directory, %s, from %s; %s%s; %s)\n",
-               out.c_str(), type_name.c_str(), from.c_str(), sf::io::describe(arch).c_str(),
+  std::size_t shards = 0;  // (what the directory now holds)
+  for (const auto& e : std::filesystem::directory_iterator(out, ec)) shards += sf::io::is_hf_shard_name(e.path().filename().string());
+  const std::string weights = shards ? std::to_string(shards) + " shards and model.safetensors.index.json" : "model.safetensors";
+  std::fprintf(stderr, "staticformer convert: saved %s (a Hugging Face Llama directory, %s in %s, from %s; %s%s; %s)\n",
+               out.c_str(), type_name.c_str(), weights.c_str(), from.c_str(), sf::io::describe(arch).c_str(),
                permuted ? "; RoPE's adjacent pairs as Hugging Face's halves (rotate_half): q/k rows permuted" : "",
                tok ? ("with the tokenizer as tokenizer.model and tokenizer.json, " + std::to_string(tok->size()) + " pieces").c_str()
                    : "no tokenizer: give -z TOKENIZER.bin for tokenizer.model and tokenizer.json");

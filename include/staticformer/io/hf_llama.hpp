@@ -114,20 +114,42 @@ bool is_hf_directory(const std::string& path);
 // A tokenizer must have a's vocabulary size.
 struct hf_llama_files {
   std::string config_json, tokenizer_config_json, special_tokens_map_json, tokenizer_json;  // (the last three: with a tokenizer)
-  std::vector<std::byte> model_safetensors, tokenizer_model;
+  // The weights' files: {"model.safetensors", bytes}, or transformers' shards
+  // {"model-00001-of-00003.safetensors", bytes}, … with weights_index_json (else empty).
+  std::vector<std::pair<std::string, std::vector<std::byte>>> weights;
+  std::string weights_index_json;  // model.safetensors.index.json
+  std::vector<std::byte> tokenizer_model;
 };
-// `type` F16 or BF16: model.safetensors holds float16 or bfloat16 tensors (each value rounded to the
-// nearest, ties to even, as torch's .to(dtype); a value that would become ±inf is refused with its
-// tensor and element) and config.json says "torch_dtype": "float16" or "bfloat16".
+// transformers' save_pretrained default max_shard_size, "10GB".
+inline constexpr std::uint64_t hf_default_max_shard_bytes = 10'000'000'000;
+// `type` F16 or BF16: the tensors are float16 or bfloat16 (each value rounded to the nearest, ties
+// to even, as torch's .to(dtype); a value that would become ±inf is refused with its tensor and
+// element) and config.json says "torch_dtype": "float16" or "bfloat16". Sharded as transformers'
+// save_pretrained(max_shard_size=max_shard_bytes) shards (shard_checkpoint): the tensors in its
+// state_dict order, a tensor that would take its shard past max_shard_bytes starting the next
+// (a shard holds at least one); one shard is model.safetensors, several are
+// model-0000k-of-0000n.safetensors with model.safetensors.index.json ({"metadata": {"total_size":
+// the tensors' bytes}, "weight_map": tensor → shard}, sorted keys, indent 2): transformers' files
+// byte for byte.
 result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor> tensors, const tokenizer_bin* tokenizer,
-                                          dtype type = dtype::F32);
+                                          dtype type = dtype::F32,
+                                          std::uint64_t max_shard_bytes = hf_default_max_shard_bytes);
 // transformers' torch_dtype names of the types written: "float32", "float16", "bfloat16" (F32, F16,
 // BF16); hf_dtype_name gives nullptr for any other type, hf_dtype_named nullopt for any other name.
 const char* hf_dtype_name(dtype type);
 std::optional<dtype> hf_dtype_named(std::string_view name);
-// Writes those files into `dir` (created if absent; each file written whole, then renamed into place).
+// Writes those files into `dir` (created if absent; each file written whole, then renamed into place;
+// config.json last). Weights of an earlier write that this one does not replace are removed first:
+// model.safetensors, model.safetensors.index.json and model-*-of-*.safetensors shards.
 sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector<llama2c_tensor> tensors,
-                          const tokenizer_bin* tokenizer, dtype type = dtype::F32);
+                          const tokenizer_bin* tokenizer, dtype type = dtype::F32,
+                          std::uint64_t max_shard_bytes = hf_default_max_shard_bytes);
+// Whether a file name is a shard's as transformers names them: model-00001-of-00003.safetensors.
+bool is_hf_shard_name(std::string_view name);
+// transformers' max_shard_size text as bytes (its convert_file_size_to_int): an integer, or one
+// followed by GiB, MiB, KiB (powers of 2) or GB, MB, KB (powers of 10; a final lower-case "b" means
+// bits: an eighth), the unit in any case; nullopt for anything else.
+std::optional<std::uint64_t> hf_shard_size(std::string_view text);
 // tokenizers' tokenizer.json of a tokenizer, as transformers 4.35 (tokenizers 0.15) writes
 // LlamaTokenizerFast's from the tokenizer.model above: the pieces (U+2581 for a space) in id order;
 // the merges, each split of a piece into two pieces (at characters), ordered as LlamaConverter
