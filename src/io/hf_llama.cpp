@@ -907,11 +907,10 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
       return hf_state_rank(x.first) < hf_state_rank(y.first);
     });
     struct hf_tensor {
-      std::string name;  // Hugging Face's
-      shape_t shape;     // [out, in] for a linear layer
-      std::vector<float> f32;
-      std::vector<std::uint16_t> half;  // F16 or BF16
-      std::uint64_t bytes;
+      std::string name;            // Hugging Face's
+      const llama2c_tensor* ours;  // its values ([in, out] for a linear layer: transposed when written)
+      bool transpose;
+      std::uint64_t bytes;         // in the file
     };
     std::vector<hf_tensor> all;
     all.reserve(want.size());
@@ -923,32 +922,43 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
       if (it->shape != shape || it->values.size() != n)
         return detail::fail({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(it->shape)});
       bool transpose = false;
-      hf_tensor h{hf_name(name, transpose), shape, {}, {}, static_cast<std::uint64_t>(n) * size_of(type)};
-      std::vector<float> v;
-      if (transpose) {
+      std::string hf = hf_name(name, transpose);
+      all.push_back({std::move(hf), it, transpose, static_cast<std::uint64_t>(n) * size_of(type)});
+    }
+    // One tensor into a file's writer: [out, in] for a linear layer; float16 or bfloat16 values
+    // rounded to the nearest (ties to even), as torch's .to(dtype). (Converted one at a time, so a
+    // converted copy of one tensor at most is held besides the writer's.)
+    std::vector<float> tv;
+    std::vector<std::uint16_t> half;
+    auto add = [&](writer& w, const hf_tensor& t) -> sf::status {
+      const shape_t& shape = t.ours->shape;
+      const std::vector<float>* v = &t.ours->values;
+      shape_t theirs = shape;
+      if (t.transpose) {
         const std::size_t rows = shape[0], cols = shape[1];  // ours [in, out] → theirs [out, in]
-        v.resize(n);
+        tv.resize(v->size());
         for (std::size_t r = 0; r < rows; ++r)
-          for (std::size_t k = 0; k < cols; ++k) v[k * rows + r] = it->values[r * cols + k];
-        h.shape = shape_t{cols, rows};
-      } else {
-        v = it->values;
+          for (std::size_t k = 0; k < cols; ++k) tv[k * rows + r] = (*v)[r * cols + k];
+        v = &tv;
+        theirs = shape_t{cols, rows};
       }
       if (type == dtype::F32) {
-        h.f32 = std::move(v);
-      } else {  // float16 or bfloat16: each value rounded to the nearest (ties to even), as torch's .to(dtype)
-        h.half.resize(n);
-        const std::uint16_t inf = type == dtype::F16 ? 0x7c00 : 0x7f80;
-        for (std::size_t i = 0; i < n; ++i) {
-          h.half[i] = type == dtype::F16 ? detail::float_to_f16(v[i]) : detail::float_to_bf16(v[i]);
-          if ((h.half[i] & inf) == inf)  // ±inf (or NaN): beyond the type's range
-            return detail::fail({"tensor '", name, "': element ",
-                                 detail::index_string(shape, transpose ? (i % shape[0]) * shape[1] + i / shape[0] : i), " = ",
-                                 detail::format_double(v[i]), " is beyond ", to_string(type), "'s range: write float32"});
-        }
+        w.add(t.name, *v, theirs);
+        return sf::status::ok();
       }
-      all.push_back(std::move(h));
-    }
+      half.resize(v->size());
+      const std::uint16_t inf = type == dtype::F16 ? 0x7c00 : 0x7f80;
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        half[i] = type == dtype::F16 ? detail::float_to_f16((*v)[i]) : detail::float_to_bf16((*v)[i]);
+        if ((half[i] & inf) == inf)  // ±inf (or NaN): beyond the type's range
+          return detail::fail({"tensor '", t.ours->name, "': element ",
+                               detail::index_string(shape, t.transpose ? (i % shape[0]) * shape[1] + i / shape[0] : i),
+                               " = ", detail::format_double((*v)[i]), " is beyond ", to_string(type),
+                               "'s range: write float32"});
+      }
+      w.add(t.name, type, theirs, half.data());
+      return sf::status::ok();
+    };
     // transformers' shard_checkpoint: in that order, a tensor that would take its shard past
     // max_shard_bytes starts the next shard (a shard holds at least one tensor).
     std::vector<std::vector<const hf_tensor*>> shards(1);
@@ -970,8 +980,7 @@ result<hf_llama_files> hf_llama_directory(sf::arch a, std::vector<llama2c_tensor
       writer w;
       w.set_metadata("format", "pt");
       for (const hf_tensor* t : shards[k]) {
-        if (type == dtype::F32) w.add(t->name, t->f32, t->shape);
-        else w.add(t->name, type, t->shape, t->half.data());
+        if (sf::status st = add(w, *t); !st) return st;
         mapped.emplace_back(t->name, file);
       }
       result<std::vector<std::byte>> bytes = w.serialize();
@@ -1078,7 +1087,8 @@ sf::status write_hf_llama(const std::string& dir, const sf::arch& a, std::vector
     return name == "model.safetensors" || is_hf_shard_name(name);
   };
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_regular_file(ec) && stale(e.path().filename().string())) std::filesystem::remove(e.path(), ec);
+    if (e.is_regular_file(ec) && stale(e.path().filename().string()) && !std::filesystem::remove(e.path(), ec))
+      return detail::fail({"cannot remove the earlier weights file '", e.path().string(), "': ", ec.message()});
   for (const auto& [name, bytes] : files->weights)
     if (sf::status s = detail::write_file_atomically(d + name, bytes); !s) return s;
   if (!files->weights_index_json.empty())
