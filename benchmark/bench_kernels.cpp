@@ -24,7 +24,8 @@
 // pct_bf16_peak against the vdpbf16ps peak (tools/generate/peak.hpp) where the CPU has it.
 //
 // batched_products/stories15M/16: the weight products of a 16-stream decoder step at the
-// stories15M shape, weights from memory (below).
+// stories15M shape, weights from memory (below). layer_products/stories15M/{in_place,panels}: a
+// one-stream step's layer products, the matrices as stored or by panels (below).
 //
 // read_bandwidth/<KiB>: GB/s of reading a buffer of that size over and over (four independent
 // vector sums, nothing written), the bound of token-by-token decoding, which reads every weight
@@ -347,6 +348,16 @@ void read_bandwidth(benchmark::State& state) {
   state.counters["GB/s"] = bytes * static_cast<double>(state.iterations()) / (cpu_seconds() - t0) * 1e-9;
 }
 
+// The first n floats of the huge-page buffer as weights: advised (as read_bandwidth_thp: before
+// any write, if first) and filled.
+float* thp_weights(std::size_t n) {
+#if defined(__linux__)
+  ::madvise(g_bufthp, sizeof g_bufthp, MADV_HUGEPAGE);
+#endif
+  for (std::size_t i = 0; i < n; ++i) g_bufthp[i] = static_cast<float>(i % 97) * 1e-3f - 0.05f;
+  return g_bufthp;
+}
+
 // ---------------------------------------------------------------- a batched decoder step's products
 // batched_products/stories15M/16: the weight products of one decoder step of 16 streams at the
 // stories15M shape (D 288, F 768, 6 layers, vocabulary 32000, tied head), the weights from memory
@@ -361,11 +372,7 @@ void batched_products(benchmark::State& state) {
   constexpr std::size_t HN = k::native_panel_width<float, k::weights_in::memory>;
   constexpr std::size_t layer = 4 * D * D + 3 * D * F, weights = L * layer + D * NV;
   static_assert(weights <= sizeof g_bufthp / sizeof(float), "batched_products: the weights exceed the buffer");
-#if defined(__linux__)
-  ::madvise(g_bufthp, sizeof g_bufthp, MADV_HUGEPAGE);  // (as read_bandwidth_thp: before any write, if first)
-#endif
-  float* const w = g_bufthp;
-  for (std::size_t i = 0; i < weights; ++i) w[i] = static_cast<float>(i % 97) * 1e-3f - 0.05f;
+  float* const w = thp_weights(weights);
   static float x[R * F], y[R * F], logits[R * NV];
   for (std::size_t i = 0; i < R * F; ++i) x[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
   const double t0 = cpu_seconds();
@@ -382,6 +389,41 @@ void batched_products(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   report(state, 2.0 * R * static_cast<double>(weights), t0);
+}
+
+// layer_products/stories15M/{in_place,panels}: the one-row products of a stories15M decoder step's
+// six layers (q, k, v, o (288,288), gate and up (288,768), down (768,288): 23.9 MB in the huge-page
+// buffer), weights from memory as sf::decoder reads them: in_place, each matrix as stored
+// (kernels::gemv<weights_in::memory>: row after row with y in L1); panels, each stored by panels
+// (kernels::gemv_panels, as the decoder's copy of the blocks, decoder_options::panel_copy: one
+// stream, the sums in registers). The same sums. GB/s of weights read.
+template <bool Panels>
+void layer_products(benchmark::State& state) {
+  namespace k = sf::kernels;
+  constexpr std::size_t D = 288, F = 768, L = 6;
+  constexpr std::size_t layer = 4 * D * D + 3 * D * F, weights = L * layer;
+  static_assert(weights <= sizeof g_bufthp / sizeof(float), "layer_products: the weights exceed the buffer");
+  float* const w = thp_weights(weights);
+  static float x[F], y[F];
+  for (std::size_t i = 0; i < F; ++i) x[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
+  auto product = [](const float* m, std::size_t K, std::size_t N) {
+    if constexpr (Panels) k::gemv_panels<k::weights_in::memory>(y, x, m, N, K);
+    else k::gemv<k::weights_in::memory>(y, x, m, N, N, K);
+  };
+  const double t0 = cpu_seconds();
+  for (auto _ : state) {
+    const float* p = w;
+    for (std::size_t l = 0; l < L; ++l) {
+      for (int m = 0; m < 4; ++m, p += D * D) product(p, D, D);  // q, k, v, o
+      product(p, D, F), p += D * F;                                // gate
+      product(p + D * F, D, F);                                    // up (stored after the down)
+      product(p, F, D), p += 2 * D * F;                            // down
+    }
+    benchmark::DoNotOptimize(y);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GB/s"] = sizeof(float) * static_cast<double>(weights) * static_cast<double>(state.iterations()) /
+                           (cpu_seconds() - t0) * 1e-9;
 }
 
 }  // namespace
@@ -434,6 +476,8 @@ int main(int argc, char** argv) {
     }
   }
   benchmark::RegisterBenchmark("batched_products/stories15M/16", batched_products)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("layer_products/stories15M/in_place", layer_products<false>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("layer_products/stories15M/panels", layer_products<true>)->Unit(benchmark::kMillisecond);
   sf_bench::add_cpu_context(/*bf16_rows=*/true);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

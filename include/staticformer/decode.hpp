@@ -39,7 +39,8 @@
 //     values v:  (B, T, D)      — a head's (T, d_k) slice is the right operand of P·V
 //   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
 //   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too, over the
-//   copy stored panel by panel so that it streams: kernels::gemv_panels),
+//   copy stored panel by panel so that it streams: kernels::gemv_panels), and for float weights
+//   from memory a copy of the blocks by panels (and of an untied head: .panel_copy below),
 //   the buffers of a step (B rows) and of a prefill chunk (P rows), and, when B > 1, the logits of
 //   a step's rows (B, V) before they go to their streams' (a step of R < B active streams runs its
 //   R rows, padded, through each product: step(tokens, active)).
@@ -58,8 +59,13 @@
 //   .tied_head_copy  a float tied model keeps tok_embᵀ (D, V) for a vector–matrix head (true), or
 //                    reads tok_emb in place, one dot product per token (false: D·V floats fewer,
 //                    the weights can stay in flash untouched).
-// sf::small_ram is {.prefill_chunk = 1, .tied_head_copy = false}: the state of a microcontroller
-// build is then the KV cache plus a few rows (docs/firmware.md).
+//   .panel_copy      float weights past 8 MiB (weights_from_memory): the blocks copied with every
+//                    matrix stored by panels, and an untied head's matrix too, so that a step's
+//                    row reads each as one stream with its sums in registers (true), or the
+//                    matrices read where they are (false: the blocks' size fewer; 24 MB at a
+//                    stories15M shape).
+// sf::small_ram is {.prefill_chunk = 1, .tied_head_copy = false, .panel_copy = false}: the state of
+// a microcontroller build is then the KV cache plus a few rows (docs/firmware.md).
 //
 // Position T. A stream holds at most T tokens. prefill or step that would pass T changes
 // nothing and returns an error ("context full"); the caller then either stops or calls
@@ -94,9 +100,10 @@ namespace sf {
 struct decoder_options {
   std::size_t prefill_chunk = 16;  // positions per prefill matrix product (≥ 1; 1: steps, no chunk buffers)
   bool tied_head_copy = true;      // float tied models: a transposed copy of tok_emb for the head
+  bool panel_copy = true;          // float weights from memory: the layers' matrices (and an untied head) copied by panels
 };
 // The least RAM: the KV cache, the step rows, the logits and the token history.
-inline constexpr decoder_options small_ram{.prefill_chunk = 1, .tied_head_copy = false};
+inline constexpr decoder_options small_ram{.prefill_chunk = 1, .tied_head_copy = false, .panel_copy = false};
 
 template <config C, class Wt = float, decoder_options O = decoder_options{}>
 class decoder {
@@ -111,7 +118,6 @@ class decoder {
   static constexpr std::size_t B = C.B, S = C.T, D = C.D, H = C.H, dk = C.D / C.H, F = C.F, V = C.V, L = C.L;
   static constexpr std::size_t P = S < O.prefill_chunk ? S : O.prefill_chunk;  // prefill chunk (positions per matrix product)
   static constexpr bool chunks = P > 1;                                    // prefill through matrix products
-  static constexpr bool head_copy = C.tied && !int8_weights && O.tied_head_copy;  // head_t_ = tok_embᵀ
   using weights_t = params<C, Wt>;
   // Weights past 8 MiB do not stay in L2 between tokens (nor, shared with other cores, surely in
   // L3): a step's products then read each matrix in as few streams as they can, with the kernels
@@ -119,15 +125,32 @@ class decoder {
   // interleaved, on 256-bit vectors; int8 one column block per pass; kernels/weights_in.hpp).
   static constexpr bool weights_from_memory = sizeof(weights_t) > (std::size_t{8} << 20);
   static constexpr auto where = weights_from_memory ? kernels::weights_in::memory : kernels::weights_in::cache;
+  // Float weights from memory (decoder_options::panel_copy): a copy of the blocks with every matrix
+  // stored by panels (blocks_p_), so that one row's product reads each matrix as one stream with
+  // its sums in registers (kernels::gemv_panels), and an untied head's copy by panels as well.
+  static constexpr bool panel_copies = weights_from_memory && !int8_weights && O.panel_copy;
+  // head_t_: tok_embᵀ (tied), or lm_head's matrix (untied, with panel_copies), by panels
+  static constexpr bool head_copy = !int8_weights && (C.tied ? O.tied_head_copy : panel_copies);
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
   // called again after they change) and empties every stream.
   constexpr void use(const weights_t& p) {
     w_ = &p;
-    if constexpr (head_copy)  // head_t = tok_embᵀ: (D, V) by panels of HN columns (int8: tok_emb is the head matrix)
+    if constexpr (head_copy && C.tied)  // head_t = tok_embᵀ: (D, V) by panels of HN columns (int8: tok_emb is the head matrix)
       for (std::size_t v = 0; v < V; ++v)
         for (std::size_t v0 = v / HN * HN, w = V - v0 < HN ? V - v0 : HN, i = 0; i < D; ++i)
           head_t_[v0 * D + i * w + (v - v0)] = p.tok_emb.weight(v, i);
+    else if constexpr (head_copy)  // head_t = lm_head (D, V) by panels
+      kernels::pack_panels(head_t_.data(), p.lm_head.weight.data(), V, V, D, HN);
+    if constexpr (panel_copies)  // every matrix of the blocks by panels, at its own offset; vectors as they are
+      for (std::size_t l = 0; l < L; ++l)
+        visit(
+            [](const auto&, auto& to, const auto& from) {
+              using U = std::remove_cvref_t<decltype(from)>;
+              if constexpr (U::rank == 2) kernels::pack_panels(to.data(), from.data(), U::cols, U::cols, U::rows, HN);
+              else to = from;
+            },
+            blocks_p_[l], p.blocks[l]);
     reset();
   }
 
@@ -380,10 +403,24 @@ class decoder {
       using mw = detail::mt<W>;
       static_assert(detail::mt<X>::cols == mw::rows && detail::mt<Y>::cols == mw::cols,
                     "sf::decoder: product shapes (internal)");
+      if constexpr (panel_copies && is_tensor_v<W>) {  // a whole matrix of the blocks: its copy by panels
+        if (!std::is_constant_evaluated())  // (constant evaluation: the plain product, the same bits)
+          if (const T* wp = panel_copy_of(w.data())) {
+            kernels::gemv_panels<where>(y.data(), x.data(), wp, mw::cols, mw::rows, bias_of(b));
+            return;
+          }
+      }
       kernels::gemv<where>(y.data(), x.data(), w.data(), mw::ld, mw::cols, mw::rows, bias_of(b));
     } else {
       matmul(y, x, w, b);
     }
+  }
+  // The copy by panels of the blocks' matrix whose data begins at m (the same offset in blocks_p_
+  // as in the weights' blocks), or nullptr for a matrix outside the blocks.
+  const T* panel_copy_of(const T* m) const {
+    const auto at = reinterpret_cast<std::uintptr_t>(m), first = reinterpret_cast<std::uintptr_t>(&w_->blocks);
+    if (at < first || at - first >= sizeof(typename weights_t::blocks_t)) return nullptr;
+    return reinterpret_cast<const T*>(reinterpret_cast<const unsigned char*>(&blocks_p_) + (at - first));
   }
   template <std::size_t K>
   constexpr auto& q8_scratch() {
@@ -500,10 +537,13 @@ class decoder {
   tensor<T, Batch<B>, Vocab<V>> logits_{};
   // a masked step's logits rows before they go to their streams (B > 1)
   [[no_unique_address]] maybe<(B > 1), tensor<T, Batch<B>, Vocab<V>>> logits_rows_{};
-  // tok_embᵀ (D, V), stored by panels of HN columns: panel p, columns p·HN …, is the contiguous
-  // (D, HN) block at p·HN·D, the last one (D, V - p·HN) (kernels::gemv_panels)
+  // tok_embᵀ (D, V) (tied) or lm_head's (D, V) (untied), stored by panels of HN columns: panel p,
+  // columns p·HN …, is the contiguous (D, HN) block at p·HN·D, the last one (D, V - p·HN)
+  // (kernels::gemv_panels, pack_panels)
   static constexpr std::size_t HN = kernels::native_panel_width<T, where>;
   [[no_unique_address]] maybe<head_copy, std::array<T, D * V>> head_t_{};
+  // the blocks with every matrix by panels of HN columns (kernels::pack_panels; panel_copies)
+  [[no_unique_address]] maybe<panel_copies, typename weights_t::blocks_t> blocks_p_{};
   // Quantized rows of width D and F: Rq of each, the rows an int8 product takes per pass over its
   // weights (4 with avx512_vnni, else 1: kernels::q8::matvec_rows).
   static constexpr std::size_t Rq = kernels::q8::rows_per_pass<kernels::q8::native>;

@@ -17,32 +17,43 @@
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/simd.hpp"
 
-// gemv_panels (the matrix stored panel by panel: the float tied head's copy) against ref::gemv over
-// the plain matrix, every backend compiled in, with that backend's panel width: the same bits.
+// gemv_panels (the matrix stored panel by panel: the float tied head's copy, a decoder's layer
+// matrices from memory; written by pack_panels from a matrix of row stride ldb > N) against ref::gemv
+// over the plain matrix, without and with a bias, every backend compiled in, with that backend's
+// panel width: the same bits.
 TEST(Decode, GemvPanelsMatchesGemv) {
   sf::xoshiro256 rng(8);
   auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
   for (std::size_t N : {1u, 7u, 8u, 9u, 64u, 65u, 255u, 256u, 257u, 600u})
-    for (std::size_t K : {1u, 7u, 64u, 65u}) {
-      std::vector<float> x(K), Bm(K * N), y0(N), y1(N), y2(N);
-      for (auto& v : x) v = rnd();
-      for (auto& v : Bm) v = rnd();
-      sf::kernels::ref::gemv(y0.data(), x.data(), Bm.data(), N, N, K, static_cast<const float*>(nullptr));
-      auto check = [&]<class V>(const char* name) {
-        constexpr std::size_t NR = sf::kernels::panel_width<V>;
-        std::vector<float> Bp(K * N);  // panel by panel, the last one narrower
-        for (std::size_t n = 0; n < N; ++n) {
-          const std::size_t n0 = n / NR * NR, w = N - n0 < NR ? N - n0 : NR;
-          for (std::size_t k = 0; k < K; ++k) Bp[n0 * K + k * w + (n - n0)] = Bm[k * N + n];
-        }
-        std::fill(y1.begin(), y1.end(), 7.0f);
-        sf::kernels::gemv_panels_with<V>(y1.data(), x.data(), Bp.data(), N, K);
-        EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float))) << name << " N=" << N << " K=" << K;
-        sf::kernels::ref::gemv_panels(y2.data(), x.data(), Bp.data(), N, K, NR);
-        EXPECT_EQ(0, std::memcmp(y0.data(), y2.data(), N * sizeof(float))) << name << " ref N=" << N << " K=" << K;
-      };
-      for_each_backend(check);
-    }
+    for (std::size_t K : {1u, 7u, 64u, 65u})
+      for (const bool with_bias : {false, true}) {
+        const std::size_t ldb = N + 3;
+        std::vector<float> x(K), Bm(K * ldb), bias(N), y0(N), y1(N), y2(N);
+        for (auto& v : x) v = rnd();
+        for (auto& v : Bm) v = rnd();
+        for (auto& v : bias) v = rnd();
+        const float* b = with_bias ? bias.data() : nullptr;
+        sf::kernels::ref::gemv(y0.data(), x.data(), Bm.data(), ldb, N, K, b);
+        auto check = [&]<class V>(const char* name) {
+          constexpr std::size_t NR = sf::kernels::panel_width<V>;
+          std::vector<float> Bp(K * N, 9.0f);  // panel by panel, the last one narrower
+          for (std::size_t n = 0; n < N; ++n) {
+            const std::size_t n0 = n / NR * NR, w = N - n0 < NR ? N - n0 : NR;
+            for (std::size_t k = 0; k < K; ++k) Bp[n0 * K + k * w + (n - n0)] = Bm[k * ldb + n];
+          }
+          std::vector<float> packed(K * N, 7.0f);
+          sf::kernels::pack_panels(packed.data(), Bm.data(), ldb, N, K, NR);
+          EXPECT_EQ(Bp, packed) << name << " pack_panels N=" << N << " K=" << K;
+          std::fill(y1.begin(), y1.end(), 7.0f);
+          sf::kernels::gemv_panels_with<V>(y1.data(), x.data(), Bp.data(), N, K, b);
+          EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float)))
+              << name << " N=" << N << " K=" << K << " bias " << with_bias;
+          sf::kernels::ref::gemv_panels(y2.data(), x.data(), Bp.data(), N, K, NR, b);
+          EXPECT_EQ(0, std::memcmp(y0.data(), y2.data(), N * sizeof(float)))
+              << name << " ref N=" << N << " K=" << K << " bias " << with_bias;
+        };
+        for_each_backend(check);
+      }
 }
 
 // gemv_batch<Share> (consecutive jobs with the same matrix, as the query heads of one key/value

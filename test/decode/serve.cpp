@@ -109,20 +109,45 @@ TEST(Decode, MaskedStepsSameBits) { check_masked_steps<C6>(61); }
 // The same past 8 MiB of weights (a tied head of 8000 × 288: the decoder's weights_from_memory
 // paths, and a head copy of many panels, one matrix product per panel for several rows): still
 // sf::infer's bits.
-constexpr sf::config weights_from_memory() {
-  sf::config c = C6;
+constexpr sf::config past_8_mib(sf::config c) {  // c at a shape whose weights pass 8 MiB (tied)
   c.V = 8000;
   c.D = 288;
   c.H = 4;
-  c.kv_heads = 2;
   c.L = 1;
   c.F = 100;
   c.T = 24;
   return c;
 }
+constexpr sf::config weights_from_memory() {
+  sf::config c = past_8_mib(C6);
+  c.kv_heads = 2;
+  return c;
+}
 TEST(Decode, MaskedStepsWeightsFromMemory) {
   static_assert(sf::decoder<weights_from_memory()>::weights_from_memory);
+  static_assert(sf::decoder<weights_from_memory()>::panel_copies);  // the layers' matrices by panels
   check_masked_steps<weights_from_memory()>(63);
+}
+
+// Past 8 MiB, untied (lm_head's copy by panels, the rows of several streams through it panel by
+// panel) and with biases, layer norm and learned positions (the panel products start from the
+// bias): still sf::infer's bits.
+constexpr sf::config untied_from_memory() {
+  sf::config c = weights_from_memory();
+  c.tied = false;
+  c.V = 4000;
+  return c;
+}
+constexpr sf::config biased_from_memory() {
+  sf::config c = past_8_mib(sf::configs::ref_gpt2);
+  c.B = 6;
+  return c;
+}
+TEST(Decode, MaskedStepsWeightsFromMemoryUntiedBiased) {
+  static_assert(sf::decoder<untied_from_memory()>::panel_copies && sf::decoder<untied_from_memory()>::head_copy);
+  static_assert(sf::decoder<biased_from_memory()>::panel_copies && sf::configs::ref_gpt2.bias);
+  check_masked_steps<untied_from_memory()>(64);
+  check_masked_steps<biased_from_memory()>(65);
 }
 
 // Nine requests of different prompt lengths and budgets through 6 streams (so slots are reused,

@@ -295,32 +295,46 @@ constexpr void gemv_rows(T* y, const T* x, const T* A, std::size_t lda, std::siz
 }
 
 // ---------------------------------------------------------------- a matrix stored panel by panel
-// y (N) = x (K) · B (K,N) with B stored by panels of NR = panel_width<V> columns: columns
-// p·NR … p·NR+NR-1 are the contiguous (K, NR) block at Bp + p·NR·K, the last panel (K, N - p·NR)
-// when N is no multiple of NR (K·N elements in all, no padding). gemv's panels read NR columns of every row of B, a
+// y (N) = x (K) · B (K,N) (+ bias (N)) with B stored by panels of NR = panel_width<V> columns:
+// columns p·NR … p·NR+NR-1 are the contiguous (K, NR) block at Bp + p·NR·K, the last panel (K, N - p·NR)
+// when N is no multiple of NR (K·N elements in all, no padding; pack_panels below writes it). gemv's panels read NR columns of every row of B, a
 // stride of N apart; here each panel is one contiguous stream, which is what a matrix read once
-// per token from memory needs (a large vocabulary's head: pages and prefetchers follow it). The
-// same sums as gemv (k order from 0, one FMA at a time): the same bits.
+// per token from memory needs (a large vocabulary's head, a decoder's layer matrices past the
+// caches: pages and prefetchers follow it). The same sums as gemv (k order from 0 + bias, one FMA
+// at a time): the same bits.
 template <class V> inline constexpr std::size_t panel_width = detail::panel_vectors<V> * V::width;
 
 template <class V, class T>
-void gemv_panels_with(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K) {
+void gemv_panels_with(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, const T* bias = nullptr) {
   constexpr std::size_t NR = panel_width<V>;
   for (std::size_t n0 = 0; n0 < N; n0 += NR) {
     const std::size_t w = N - n0 < NR ? N - n0 : NR;  // the panel's width = its row stride
-    gemv_with<V>(y + n0, x, Bp + n0 * K, w, w, K, static_cast<const T*>(nullptr));
+    gemv_with<V>(y + n0, x, Bp + n0 * K, w, w, K, bias ? bias + n0 : nullptr);
+  }
+}
+
+// Bp (K·N, by panels of NR columns as gemv_panels reads them) = B (K,N) row stride ldb ≥ N:
+//   Bp[n0·K + k·w + j] = B[k·ldb + n0 + j]   (panel n0 = p·NR of width w = min(NR, N - n0), j < w)
+template <class T>
+constexpr void pack_panels(T* Bp, const T* B, std::size_t ldb, std::size_t N, std::size_t K, std::size_t NR) {
+  for (std::size_t n0 = 0; n0 < N; n0 += NR) {
+    const std::size_t w = N - n0 < NR ? N - n0 : NR;
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t j = 0; j < w; ++j) Bp[n0 * K + k * w + j] = B[k * ldb + n0 + j];
   }
 }
 
 namespace ref {
-// gemv_panels' sums, with panels of NR columns.
+// gemv_panels' sums, with panels of NR columns: y[n] = (0 + bias[n]) + Σ_k x[k]·B[k,n], k order.
 template <class T>
-constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, std::size_t NR) {
+constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, std::size_t NR,
+                           const T* bias = nullptr) {
   using S = simd::scalar<T>;
   for (std::size_t n = 0; n < N; ++n) {
     const std::size_t n0 = n / NR * NR, w = N - n0 < NR ? N - n0 : NR;  // n's panel: first column, width
     const T* b = Bp + n0 * K + (n - n0);
     T s = S::zero();
+    if (bias) s = S::add(s, bias[n]);
     for (std::size_t k = 0; k < K; ++k) s = S::fmadd(x[k], b[k * w], s);
     y[n] = s;
   }
@@ -361,9 +375,9 @@ constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ld
 template <class T, weights_in Where = weights_in::cache>
 inline constexpr std::size_t native_panel_width = panel_width<backend_for<T, Where>>;
 template <weights_in Where = weights_in::cache, class T>
-constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K) {
-  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, native_panel_width<T, Where>);
-  else gemv_panels_with<backend_for<T, Where>>(y, x, Bp, N, K);
+constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, const T* bias = nullptr) {
+  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, native_panel_width<T, Where>, bias);
+  else gemv_panels_with<backend_for<T, Where>>(y, x, Bp, N, K, bias);
 }
 
 }  // namespace sf::kernels
