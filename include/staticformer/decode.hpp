@@ -51,7 +51,9 @@
 // kernels; a chunk that would run past T starts earlier and recomputes positions already in the
 // cache (same inputs, same bits). Prompts of fewer than P/4 new tokens go through single steps, and
 // so do the last tokens of a longer prompt when fewer than P/4 remain after its full chunks; a
-// prompt's single steps compute the head (and its final norm) only at its last position.
+// prompt's single steps compute the head (and its final norm) only at its last position, and a
+// chunk's last layer only the keys and values of its positions (and the rest of the layer for the
+// prompt's last position, in its last chunk, as a step).
 //
 // Options (the third template argument, sf::decoder_options; both choices give the same bits):
 //   .prefill_chunk   P above (≥ 1). 1: prefill runs single steps and the decoder holds no chunk
@@ -314,7 +316,7 @@ class decoder {
       for (; c < end; c = s0 + P) {
         if (c > a && (end - c) * 4 < P) break;  // a few tokens after the last full chunk: single steps
         s0 = c + P <= S ? c : S - P;  // a chunk ending past T starts earlier (recomputes cached positions)
-        chunk(b, s0, end);
+        chunk(b, s0, end, s0 + P >= end ? end - 1 - s0 : P);  // (the last chunk: its last position's output)
       }
       if (c < end) {
         pos_[b] = c;
@@ -432,8 +434,11 @@ class decoder {
   // Stream b, positions [s0, s0+P): x = embed(tokens), then every block (the layers' own forward
   // for rows at positions: keys and values of all P positions written to the cache). Positions ≥ end
   // (padding of the last chunk) use token 0; their cache entries lie past the stream's position and
-  // are overwritten before being read.
-  constexpr void chunk(std::size_t b, std::size_t s0, std::size_t end) {
+  // are overwritten before being read. Only row `out` (< P; P: none) of the last block's output is
+  // read afterwards (the prompt's last position, for its logits): the last block writes the keys
+  // and values of all P positions (attention::keys_values_chunk) and runs the rest for that row
+  // alone, as a step does (the same bits: both are sf::infer's), its output in row `out` of cx_.
+  constexpr void chunk(std::size_t b, std::size_t s0, std::size_t end, std::size_t out) {
     const weights_t& p = *w_;
     const product lin{this};
     for (std::size_t i = 0; i < P; ++i) {
@@ -444,6 +449,20 @@ class decoder {
       const auto& bp = p.blocks[l];
       // x += attn(norm1(x))
       for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm1);
+      if (l + 1 == L) {  // the last block: the cache's keys and values; the output of row `out` alone
+        attn::keys_values_chunk(lin, ca_, bp.attn, cache_[l], b, s0, cw_);
+        if (out < P) {
+          using rd = view<T, shape<Batch<1>>, Model<D>, D>;
+          using rf = view<T, shape<Batch<1>>, Ffn<C.F>, C.F>;
+          const std::size_t keep = pos_[b];
+          for (std::size_t i = 0; i < D; ++i) x_[i] = cx_[out * D + i];
+          pos_[b] = s0 + out;  // (the step's position: its key and value, already cached, are written again)
+          layer_rows<1>(l, &b, rd{x_.data()}, rd{a_.data()}, rd{y_.data()}, rf{f_.data()});
+          pos_[b] = keep;
+          for (std::size_t i = 0; i < D; ++i) cx_[out * D + i] = x_[i];
+        }
+        return;
+      }
       attn::forward_chunk(lin, cy_, ca_, bp.attn, cache_[l], b, s0, cw_);
       for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
       // x += ffn(norm2(x))
@@ -463,29 +482,35 @@ class decoder {
   constexpr void step_rows(const std::size_t* streams, bool logits = true) {
     using rd = view<T, shape<Batch<R>>, Model<D>, D>;
     using rf = view<T, shape<Batch<R>>, Ffn<C.F>, C.F>;
-    const weights_t& p = *w_;
-    const product lin{this};
     const rd x{x_.data()}, a{a_.data()}, y{y_.data()};
     const rf f{f_.data()};
     for (std::size_t r = 0; r < R; ++r) {
       const std::size_t b = streams[r];
       embed_row(x.row(r), hist_(b, pos_[b]), pos_[b]);
     }
-    for (std::size_t l = 0; l < L; ++l) {
-      const auto& bp = p.blocks[l];
-      // x += attn(norm1(x))
-      for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
-      attn::template forward_step<R>(lin, y, a, bp.attn, cache_[l], streams, pos_.data(), sw_);
-      for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
-      // x += ffn(norm2(x))
-      for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
-      if constexpr (gated_buffers) ffn::decode_rows(lin, y, a, bp.ffn, f, rf{f2_.data()});
-      else ffn::decode_rows(lin, y, a, bp.ffn, f, none{});
-      for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
-    }
+    for (std::size_t l = 0; l < L; ++l) layer_rows<R>(l, streams, x, a, y, f);
     if (logits) head_rows<R>(streams, a, x);
     for (std::size_t r = 0; r < R; ++r)
       if (r == 0 || streams[r] != streams[r - 1]) ++pos_[streams[r]];
+  }
+  // Block l for R rows of streams streams[0 … R-1] at their positions (pos_): x += attn(norm1(x)),
+  // then x += ffn(norm2(x)); the keys and values written to the cache.
+  //   x: (R,D) the residual rows   a, y: (R,D) scratch   f: (R,F) scratch (views)
+  template <std::size_t R, class RD, class RF>
+  constexpr void layer_rows(std::size_t l, const std::size_t* streams, const RD& x, const RD& a, const RD& y,
+                            const RF& f) {
+    using rf = view<T, shape<Batch<R>>, Ffn<C.F>, C.F>;
+    const auto& bp = w_->blocks[l];
+    const product lin{this};
+    // x += attn(norm1(x))
+    for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
+    attn::template forward_step<R>(lin, y, a, bp.attn, cache_[l], streams, pos_.data(), sw_);
+    for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
+    // x += ffn(norm2(x))
+    for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
+    if constexpr (gated_buffers) ffn::decode_rows(lin, y, a, bp.ffn, f, rf{f2_.data()});
+    else ffn::decode_rows(lin, y, a, bp.ffn, f, none{});
+    for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
   }
   // The logits of a step's rows: norm_f, then the head, into each stream's logits row.
   template <std::size_t R, class A, class X>

@@ -184,13 +184,9 @@ struct attention {
                                       const tensor<T, Batch<1>, Seq<R>, Model<D>>& x, const P& p,
                                       cache<Streams>& c, std::size_t b, std::size_t s0, rows_scratch<R, true>& w) {
     lin.qkv(w.q, w.k, w.v, x, p.wq, p.bq, p.wk, p.bk, p.wv, p.bv);
-    for (std::size_t i = 0; i < R; ++i) {
-      if constexpr (use_rope) {
-        rope<C, T>::rotate_row(w.q.data() + i * D, s0 + i);
-        rope<C, T>::template rotate_row<false, KV>(w.k.data() + i * DK, s0 + i);
-      }
-      c.store(b, s0 + i, w.k.data() + i * DK, w.v.data() + i * DK);
-    }
+    if constexpr (use_rope)
+      for (std::size_t i = 0; i < R; ++i) rope<C, T>::rotate_row(w.q.data() + i * D, s0 + i);
+    store_chunk(c, b, s0, w);
     const T sc = scale();
     if constexpr (chunk_key_block != 0) {
       // Keys in blocks of KB positions, up to the chunk's last position: the cache past it holds
@@ -234,6 +230,26 @@ struct attention {
       }
     }
     lin(y, w.o, p.wo, p.bo);
+  }
+
+  // Prefill, keys and values only: what forward_chunk writes to the cache for positions s0 … s0+R-1
+  // of stream b (the same products and RoPE: the same bits), without the queries, attention and
+  // output (a decoder's last layer, whose outputs at these positions nothing reads).
+  // x: (1,R,D)  p: float or int8 parameters  lin: the product
+  template <std::size_t R, std::size_t Streams, class Lin, class P>
+  static constexpr void keys_values_chunk(const Lin& lin, const tensor<T, Batch<1>, Seq<R>, Model<D>>& x, const P& p,
+                                          cache<Streams>& c, std::size_t b, std::size_t s0, rows_scratch<R, true>& w) {
+    lin(w.k, x, p.wk, p.bk);
+    lin(w.v, x, p.wv, p.bv);
+    store_chunk(c, b, s0, w);
+  }
+  // the chunk's keys (RoPE at their positions) and values into the cache
+  template <std::size_t R, std::size_t Streams>
+  static constexpr void store_chunk(cache<Streams>& c, std::size_t b, std::size_t s0, rows_scratch<R, true>& w) {
+    for (std::size_t i = 0; i < R; ++i) {
+      if constexpr (use_rope) rope<C, T>::template rotate_row<false, KV>(w.k.data() + i * DK, s0 + i);
+      c.store(b, s0 + i, w.k.data() + i * DK, w.v.data() + i * DK);
+    }
   }
 
   // Single-token steps: row r is stream streams[r] at position pos[streams[r]] (< T), its key and
