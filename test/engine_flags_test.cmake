@@ -18,3 +18,9 @@ expect("-march=x86-64-v3 -mtune=znver3" "${f}"
 staticformer_engine_flags(f "-march=x86-64-v3" ON "address,undefined")
 expect("with STATICFORMER_NATIVE and a sanitizer" "${f}"
        "${_base}flag=-march=x86-64-v3\nflag=-march=native\nflag=-fsanitize=address,undefined\n")
+set(CMAKE_CXX_COMPILER_ID GNU)  # g++: the element-wise loops vectorized with an overlap check
+staticformer_engine_flags(f "-march=x86-64-v3" OFF "")
+expect("g++" "${f}" "${_base}flag.cxx=-fvect-cost-model=dynamic\nflag=-march=x86-64-v3\n")
+set(CMAKE_CXX_COMPILER_ID Clang)
+staticformer_engine_flags(f "-march=x86-64-v3" OFF "")
+expect("clang++" "${f}" "${_base}flag=-march=x86-64-v3\n")

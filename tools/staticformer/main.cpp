@@ -219,6 +219,7 @@ struct build_info {
   std::string text;  // the file, for the cache key
   std::string cxx;
   std::vector<std::string> flags, includes, links, depends;
+  std::vector<std::string> own_flags;  // flag.cxx=: for the compiler of cxx= only (g++'s own options)
   std::string source_run, source_train, source_check, precompiled, version;
   mutable std::string digest;  // dependency_digest's, once computed
 };
@@ -248,6 +249,7 @@ std::string read_build_info(build_info& b) {
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     if (key == "cxx") b.cxx = value;
     else if (key == "flag") b.flags.push_back(value);
+    else if (key == "flag.cxx") b.own_flags.push_back(value);
     else if (key == "include") b.includes.push_back(value);
     else if (key == "link") b.links.push_back(value);
     else if (key == "depends") b.depends.push_back(value);
@@ -257,9 +259,11 @@ std::string read_build_info(build_info& b) {
     else if (key == "precompiled") b.precompiled = value;
     else if (key == "version") b.version = value;
   }
-  if (const char* cxx = std::getenv("STATICFORMER_CXX"); cxx && *cxx) {
+  if (const char* cxx = std::getenv("STATICFORMER_CXX"); cxx && *cxx && b.cxx != cxx) {
     b.cxx = cxx;
     b.text += std::string("cxx=") + cxx + "\n";
+  } else {  // the build's own compiler: its own options too (another may not know them)
+    b.flags.insert(b.flags.end(), b.own_flags.begin(), b.own_flags.end());
   }
   if (b.cxx.empty() || b.source_run.empty() || b.source_train.empty()) return file.string() + ": incomplete";
   return "";

@@ -10,7 +10,8 @@
 //     VNNI backend (q8/avx512.hpp) does.
 //
 // Both: CB = 2 column blocks (32 columns, 4 registers of int32 and 4 of float accumulators)
-// per pass; per group  facc = fma((float) iacc, dw·dx, facc), the scalar reference's
+// per pass (CB = 1 for weights from memory, matvec_stream: the matrix one stream, in address
+// order; avx2's also asks for each tile prefetch_tiles ahead, below); per group  facc = fma((float) iacc, dw·dx, facc), the scalar reference's
 // arithmetic (q8/common.hpp): the same bits. The activation quantizer is vectorised too (one
 // group = four registers), bit-identical to the scalar one. Declares nothing unless the target
 // has AVX2 and FMA (SF_SIMD_HAVE_AVX2).
@@ -48,7 +49,17 @@ SF_Q8_INLINE __m256i load256(const void* p) { return _mm256_loadu_si256(static_c
 //   y[n] = Σ_g fma-chain of (float) isum[n, g] · (dw[n, g]·dx[g])  (+ bias[n])   n in those blocks, n < N
 //   y: (N)   x: the quantized activation   w: the packed matrix   bias: (N) or nullptr
 // Naive reference: detail::matvec_scalar restricted to these columns.
-template <bool Vnni, std::size_t CB, std::size_t... R>
+// Weights from memory with avx2 (matvec_stream): each (block, group) tile of q, and its line of
+// scales, is asked for prefetch_tiles tiles (8 KiB of q) ahead of the one being summed
+// (prefetcht0), within the matrix. The whole matrix is one stream in address order (CB = 1), so
+// the tile prefetch_tiles further on is the one read that many tiles later. On the Zen 3 VM this
+// was measured on (docs/benchmarks.md, "int8 weights from L3 on Zen 3"), the int8 products of a
+// stories15M step (17 MB, from L3) ran 1.5-2.7 times faster with it; 2, 4, 6, 8 and 16 KiB ahead
+// were tried, 8 the best. The float panels (kernels/gemv.hpp), which stream from memory, ran no
+// faster with the same prefetches, and the VNNI backends were not measured: they have none.
+inline constexpr std::size_t prefetch_tiles = 16;
+
+template <bool Vnni, std::size_t CB, bool Prefetch, std::size_t... R>
 SF_Q8_INLINE void pass_body(std::index_sequence<R...>, float* y, const vec_ref& x, const mat_ref& w, std::size_t b0,
                             const float* bias) {
   const std::size_t G = w.groups, N = w.N;  // (N copied: stores to y would force reloads of w.N)
@@ -58,7 +69,17 @@ SF_Q8_INLINE void pass_body(std::index_sequence<R...>, float* y, const vec_ref& 
   const std::int16_t* const ts = w.qsum + b0 * dstride;
   constexpr std::size_t half = block_cols / 2;
   __m256 facc[2 * CB] = {((void)R, _mm256_setzero_ps())...};
+  [[maybe_unused]] const std::size_t tiles = blocks_of(N) * G;  // the matrix's (block, group) tiles
   for (std::size_t g = 0; g < G; ++g) {
+    if constexpr (Prefetch) {
+      static_assert(CB == 1, "q8 avx2: the prefetches follow one stream (one column block per pass)");
+      if (const std::size_t t = b0 * G + g + prefetch_tiles; t < tiles) {
+        const char* p = reinterpret_cast<const char*>(w.q + t * tile_bytes);
+        simd::detail::repeat<tile_bytes / 64>(
+            [&](auto l) SF_Q8_LAMBDA_INLINE { _mm_prefetch(p + l * 64, _MM_HINT_T0); });
+        _mm_prefetch(reinterpret_cast<const char*>(w.d + t * block_cols), _MM_HINT_T0);  // (16 floats: one line)
+      }
+    }
     __m256i iacc[2 * CB];
     if constexpr (Vnni) {  // iacc = -128·Σq: int16 pairs (Σq, 0 or -1) · (-128, 0)
       const __m256i m128 = _mm256_set1_epi32(0x0000ff80);
@@ -107,19 +128,20 @@ SF_Q8_INLINE void pass_body(std::index_sequence<R...>, float* y, const vec_ref& 
   };
   (store(R, facc[R]), ...);
 }
-template <bool Vnni, std::size_t CB>
+template <bool Vnni, std::size_t CB, bool Prefetch = false>
 SF_Q8_NOINLINE void pass(float* y, const vec_ref& x, const mat_ref& w, std::size_t b0, const float* bias) {
-  pass_body<Vnni, CB>(std::make_index_sequence<2 * CB>{}, y, x, w, b0, bias);
+  pass_body<Vnni, CB, Prefetch>(std::make_index_sequence<2 * CB>{}, y, x, w, b0, bias);
 }
 
 // y (N) = x·W (+ bias): passes of CB blocks, then one of 1. CB = 2 for a matrix in cache; CB = 1
-// for weights read from memory (matvec_stream: 3 streams per pass, not 6; see q8/avx512.hpp).
-template <bool Vnni, std::size_t CB = 2>
+// for weights read from memory (matvec_stream: 3 streams per pass, not 6; see q8/avx512.hpp),
+// with Prefetch (CB = 1 only) the tiles asked for ahead (prefetch_tiles).
+template <bool Vnni, std::size_t CB = 2, bool Prefetch = false>
 SF_Q8_NOINLINE void matvec(float* y, const vec_ref& x, const mat_ref& w, const float* bias) {
   const std::size_t NB = blocks_of(w.N);
   std::size_t b = 0;
-  for (; b + CB <= NB; b += CB) pass<Vnni, CB>(y, x, w, b, bias);
-  if (b < NB) pass<Vnni, 1>(y, x, w, b, bias);
+  for (; b + CB <= NB; b += CB) pass<Vnni, CB, Prefetch>(y, x, w, b, bias);
+  if (b < NB) pass<Vnni, 1, Prefetch>(y, x, w, b, bias);
 }
 
 // The activation quantizer, one group (four registers) at a time; bit-identical to
@@ -186,7 +208,7 @@ struct avx2 {
     detail::x256::matvec<false>(y, x, w, bias);
   }
   static void matvec_stream(float* y, const detail::vec_ref& x, const detail::mat_ref& w, const float* bias) {
-    detail::x256::matvec<false, 1>(y, x, w, bias);
+    detail::x256::matvec<false, 1, true>(y, x, w, bias);
   }
   static void quantize(std::int8_t* q, std::uint8_t* u, float* d, const float* x, std::size_t K) {
     detail::x256::quantize(q, u, d, x, K);
