@@ -36,7 +36,11 @@
 // read_bandwidth_2chains/<KiB>, read_bandwidth_thp_2chains/<KiB>: the same with two vector sums
 // (loads issued more slowly): from memory, on the Zen 4 VM this was measured on, either form was
 // the faster one by up to a third, from run to run (59344 KiB, huge pages: 43-49 GB/s with two
-// sums against 32-42 with four in one run, 32 against 43 in another). read_bandwidth*_mem/<KiB>
+// sums against 32-42 with four in one run, 32 against 43 in another). read_bandwidth_pf/<KiB>,
+// read_bandwidth_thp_pf/<KiB>: four sums with every line asked for 8 KiB ahead (prefetcht0), as the
+// AVX2 int8 products of weights from memory do (kernels/q8/avx2.hpp): on the Zen 3 VM those read a
+// stories15M step's 17 MB from L3 faster than the plain kernels here did, so the bound must
+// include it. read_bandwidth*_mem/<KiB>
 // (where the decoder's backend for weights from memory, kernels::backend_for, is not the native
 // one: 256-bit vectors on an AVX-512 target): the same four with that backend's loads. The
 // roofline scripts (tools/bench_roofline.py) take the best of them all at each size.
@@ -314,9 +318,11 @@ constexpr std::size_t max_kib = 65536;
 alignas(2 * 1024 * 1024) float g_buf4k[max_kib * 1024 / sizeof(float)];
 alignas(2 * 1024 * 1024) float g_bufthp[max_kib * 1024 / sizeof(float)];
 
-template <bool Thp, int Chains, class B = V>
+template <bool Thp, int Chains, class B = V, bool Prefetch = false>
 void read_bandwidth(benchmark::State& state) {
   static_assert(Chains == 2 || Chains == 4);
+  static_assert(!Prefetch || Chains == 4);
+  constexpr std::size_t ahead = 8192 / sizeof(float);  // Prefetch: every line asked for 8 KiB ahead
   using R = typename B::reg;
   constexpr std::size_t W = B::width;
   float* buf = Thp ? g_bufthp : g_buf4k;
@@ -331,6 +337,10 @@ void read_bandwidth(benchmark::State& state) {
   for (auto _ : state) {
     if constexpr (Chains == 4) {
       for (std::size_t i = 0; i + 4 * W <= n; i += 4 * W) {
+        if constexpr (Prefetch) {  // (within the buffer: max_kib is past every size benchmarked)
+          for (std::size_t j = 0; j < 4 * W; j += 64 / sizeof(float))
+            if (i + ahead + j < sizeof g_buf4k / sizeof(float)) __builtin_prefetch(buf + i + ahead + j);
+        }
         s0 = B::add(s0, B::load(buf + i));
         s1 = B::add(s1, B::load(buf + i + W));
         s2 = B::add(s2, B::load(buf + i + 2 * W));
@@ -467,6 +477,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("read_bandwidth_thp/" + k).c_str(), read_bandwidth<true, 4>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_2chains/" + k).c_str(), read_bandwidth<false, 2>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_thp_2chains/" + k).c_str(), read_bandwidth<true, 2>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_pf/" + k).c_str(), read_bandwidth<false, 4, V, true>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_thp_pf/" + k).c_str(), read_bandwidth<true, 4, V, true>)->Arg(kib);
     using M = sf::kernels::backend_for<float, sf::kernels::weights_in::memory>;  // the decoder's, from memory
     if constexpr (!std::is_same_v<M, V>) {
       benchmark::RegisterBenchmark(("read_bandwidth_mem/" + k).c_str(), read_bandwidth<false, 4, M>)->Arg(kib);

@@ -53,9 +53,9 @@ SF_Q8_INLINE __m256i load256(const void* p) { return _mm256_loadu_si256(static_c
 // scales, is asked for prefetch_tiles tiles (8 KiB of q) ahead of the one being summed
 // (prefetcht0), within the matrix. The whole matrix is one stream in address order (CB = 1), so
 // the tile prefetch_tiles further on is the one read that many tiles later. On the Zen 3 VM this
-// was measured on (docs/benchmarks.md, "int8 weights from L3 on Zen 3"), the int8 products of a
-// stories15M step (17 MB, from L3) ran 1.5-2.7 times faster with it; 2, 4, 6, 8 and 16 KiB ahead
-// were tried, 8 the best. The float panels (kernels/gemv.hpp), which stream from memory, ran no
+// was measured on (docs/benchmarks.md, "Zen 3: int8 weights from L3 prefetched, ..."), the int8
+// products of a stories15M step (17 MB, from L3) ran 1.5-2.7 times faster with it, the decoder
+// +56%; 2, 3, 4, 6, 8 and 16 KiB ahead were tried, 8 the best. The float panels (kernels/gemv.hpp), which stream from memory, ran no
 // faster with the same prefetches, and the VNNI backends were not measured: they have none.
 inline constexpr std::size_t prefetch_tiles = 16;
 
