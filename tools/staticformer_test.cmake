@@ -214,6 +214,28 @@ if(NOT sf_out STREQUAL first)
 endif()
 sf_ok(NO info "${WORK}/odd.safetensors")
 expect_match("info" "${sf_out}" "run executable: cached, ${WORK}/cache/")
+# The flags: the build's own compiler got the flag.cxx= ones of staticformer-build.txt (g++'s
+# -fvect-cost-model=dynamic: cmake/engine_flags.cmake); another compiler ($STATICFORMER_CXX, here
+# one that fails at once, whose message shows the command) gets the flag= ones only.
+get_filename_component(sf_dir "${STATICFORMER}" DIRECTORY)
+file(STRINGS "${sf_dir}/staticformer-build.txt" own_flags REGEX "^flag\\.cxx=")
+file(GLOB cmds "${WORK}/cache/*/command.txt")
+list(GET cmds 0 cmd)
+file(READ "${cmd}" cmd_text)
+expect_match("the compile command" "${cmd_text}" " -O2 ")
+set(ENV{STATICFORMER_CXX} false)
+sf(bench --config "${WORK}/odd.json" --batch 3 --steps 1)
+unset(ENV{STATICFORMER_CXX})
+expect_match("bench with STATICFORMER_CXX=false (exit ${sf_rc})" "${sf_err}" "compiling failed \\(exit status 1\\): false -std=c\\+\\+20 -O2 ")
+foreach(f IN LISTS own_flags)
+  string(REGEX REPLACE "^flag\\.cxx=" "" f "${f}")
+  string(FIND "${cmd_text}" " ${f} " at)
+  string(FIND "${sf_err}" "${f}" at_other)
+  if(at EQUAL -1 OR NOT at_other EQUAL -1)
+    message(FATAL_ERROR "flag.cxx=${f}: expected in the build compiler's command only:\n${cmd_text}\n---\n${sf_err}")
+  endif()
+  message(STATUS "ok: flag.cxx=${f} with the build's compiler, not with another")
+endforeach()
 
 # ---- bench --decode: R streams stepping together, on an executable compiled once for max(--streams) streams
 sf_ok(YES bench "${WORK}/nano.safetensors" --decode --streams 1,3 -n 20 --repeat 1 -i "ROMEO:")
