@@ -11,8 +11,9 @@
 //
 // Both: CB = 2 column blocks (32 columns, 4 registers of int32 and 4 of float accumulators)
 // per pass (CB = 1 for weights from memory, matvec_stream: the matrix one stream, in address
-// order; avx2's also asks for each tile prefetch_tiles ahead, below); per group  facc = fma((float) iacc, dw·dx, facc), the scalar reference's
-// arithmetic (q8/common.hpp): the same bits. The activation quantizer is vectorised too (one
+// order; avx2's also asks for each tile prefetch_tiles ahead, below); per group
+// facc = fma((float) iacc, dw·dx, facc), the scalar reference's arithmetic (q8/common.hpp): the
+// same bits. The activation quantizer is vectorised too (one
 // group = four registers), bit-identical to the scalar one. Declares nothing unless the target
 // has AVX2 and FMA (SF_SIMD_HAVE_AVX2).
 #pragma once
@@ -54,9 +55,10 @@ SF_Q8_INLINE __m256i load256(const void* p) { return _mm256_loadu_si256(static_c
 // (prefetcht0), within the matrix. The whole matrix is one stream in address order (CB = 1), so
 // the tile prefetch_tiles further on is the one read that many tiles later. On the Zen 3 VM this
 // was measured on (docs/benchmarks.md, "Zen 3: int8 weights from L3 prefetched, ..."), the int8
-// products of a stories15M step (17 MB, from L3) ran 1.5-2.7 times faster with it, the decoder
-// +56%; 2, 3, 4, 6, 8 and 16 KiB ahead were tried, 8 the best. The float panels (kernels/gemv.hpp), which stream from memory, ran no
-// faster with the same prefetches, and the VNNI backends were not measured: they have none.
+// products of a stories15M step (17 MB, from L3) ran 1.6-2.0 times faster with it (medians of
+// alternated runs), the decoder +56%; 2, 3, 4, 6, 8 and 16 KiB ahead were tried, 8 the best. The
+// float panels (kernels/gemv.hpp), which stream from memory, ran no faster with the same
+// prefetches, and the VNNI backends were not measured: they have none.
 inline constexpr std::size_t prefetch_tiles = 16;
 
 template <bool Vnni, std::size_t CB, bool Prefetch, std::size_t... R>
