@@ -40,7 +40,10 @@
 // read_bandwidth_thp_pf/<KiB>: four sums with every line asked for 8 KiB ahead (prefetcht0), as the
 // AVX2 int8 products of weights from memory do (kernels/q8/avx2.hpp): on the Zen 3 VM those read a
 // stories15M step's 17 MB from L3 faster than the plain kernels here did, so the bound must
-// include it. read_bandwidth*_mem/<KiB>
+// include it. read_bandwidth_4streams/<KiB>, read_bandwidth_thp_4streams/<KiB>: the buffer's four
+// quarters read side by side, a line of each a step, as the decoder's one-row products read four
+// panels of 16 columns side by side with AVX2 (kernels::gemv_panels): on the Zen 3 VM those read a
+// stories15M token's weights faster than one stream does. read_bandwidth*_mem/<KiB>
 // (where the decoder's backend for weights from memory, kernels::backend_for, is not the native
 // one: 256-bit vectors on an AVX-512 target): the same four with that backend's loads. The
 // roofline scripts (tools/bench_roofline.py) take the best of them all at each size.
@@ -318,10 +321,11 @@ constexpr std::size_t max_kib = 65536;
 alignas(2 * 1024 * 1024) float g_buf4k[max_kib * 1024 / sizeof(float)];
 alignas(2 * 1024 * 1024) float g_bufthp[max_kib * 1024 / sizeof(float)];
 
-template <bool Thp, int Chains, class B = V, bool Prefetch = false>
+template <bool Thp, int Chains, class B = V, bool Prefetch = false, int Streams = 1>
 void read_bandwidth(benchmark::State& state) {
   static_assert(Chains == 2 || Chains == 4);
   static_assert(!Prefetch || Chains == 4);
+  static_assert(Streams == 1 || (Streams == 4 && Chains == 4 && !Prefetch));
   constexpr std::size_t ahead = 8192 / sizeof(float);  // Prefetch: every line asked for 8 KiB ahead
   using R = typename B::reg;
   constexpr std::size_t W = B::width;
@@ -335,7 +339,20 @@ void read_bandwidth(benchmark::State& state) {
   R s0 = B::zero(), s1 = B::zero(), s2 = B::zero(), s3 = B::zero();
   const double t0 = cpu_seconds();
   for (auto _ : state) {
-    if constexpr (Chains == 4) {
+    if constexpr (Streams == 4) {  // the buffer's four quarters side by side, two vectors of each a step
+      const std::size_t q = n / 4 / (2 * W) * (2 * W);
+      const float *q0 = buf, *q1 = buf + q, *q2 = buf + 2 * q, *q3 = buf + 3 * q;
+      for (std::size_t i = 0; i < q; i += 2 * W) {
+        s0 = B::add(s0, B::load(q0 + i));
+        s1 = B::add(s1, B::load(q0 + i + W));
+        s2 = B::add(s2, B::load(q1 + i));
+        s3 = B::add(s3, B::load(q1 + i + W));
+        s0 = B::add(s0, B::load(q2 + i));
+        s1 = B::add(s1, B::load(q2 + i + W));
+        s2 = B::add(s2, B::load(q3 + i));
+        s3 = B::add(s3, B::load(q3 + i + W));
+      }
+    } else if constexpr (Chains == 4) {
       for (std::size_t i = 0; i + 4 * W <= n; i += 4 * W) {
         if constexpr (Prefetch) {  // (within the buffer: max_kib is past every size benchmarked)
           for (std::size_t j = 0; j < 4 * W; j += 64 / sizeof(float))
@@ -354,7 +371,7 @@ void read_bandwidth(benchmark::State& state) {
     }
     opaque(s0), opaque(s1), opaque(s2), opaque(s3);
   }
-  const double bytes = static_cast<double>(n * sizeof(float));
+  const double bytes = static_cast<double>((Streams == 4 ? n / 4 / (2 * W) * (2 * W) * 4 : n) * sizeof(float));
   state.counters["GB/s"] = bytes * static_cast<double>(state.iterations()) / (cpu_seconds() - t0) * 1e-9;
 }
 
@@ -371,15 +388,15 @@ float* thp_weights(std::size_t n) {
 // ---------------------------------------------------------------- a batched decoder step's products
 // batched_products/stories15M/16: the weight products of one decoder step of 16 streams at the
 // stories15M shape (D 288, F 768, 6 layers, vocabulary 32000, tied head), the weights from memory
-// (58 MiB in the huge-page buffer, read in place as sf::decoder reads them): per layer q, k, v and
-// o (16,288)·(288,288), the gate and up (16,288)·(288,768), the down (16,768)·(768,288); then the
-// head's copy (16,288)·(288,32000) panel by panel (kernels::gemm_nn_panels, the decoder's panel
-// width). GFLOPs and pct_peak as for the products above. The rest of a step (attention over each
+// (58 MiB in the huge-page buffer, as sf::decoder reads its copies: every matrix by panels of
+// kernels::tile_panel_width columns, kernels::gemm_nn_panels): per layer q, k, v and o
+// (16,288)·(288,288), the gate and up (16,288)·(288,768), the down (16,768)·(768,288); then the
+// head (16,288)·(288,32000). GFLOPs and pct_peak as for the products above. The rest of a step (attention over each
 // stream's cache, norms, sampling) is not here: `staticformer bench --decode` times whole steps.
 void batched_products(benchmark::State& state) {
   namespace k = sf::kernels;
   constexpr std::size_t R = 16, D = 288, F = 768, L = 6, NV = 32000;
-  constexpr std::size_t HN = k::native_panel_width<float, k::weights_in::memory>;
+  constexpr std::size_t HN = k::tile_panel_width<float>;  // the decoder's panels for weights from memory
   constexpr std::size_t layer = 4 * D * D + 3 * D * F, weights = L * layer + D * NV;
   static_assert(weights <= sizeof g_bufthp / sizeof(float), "batched_products: the weights exceed the buffer");
   float* const w = thp_weights(weights);
@@ -389,10 +406,10 @@ void batched_products(benchmark::State& state) {
   for (auto _ : state) {
     const float* p = w;
     for (std::size_t l = 0; l < L; ++l) {
-      for (int m = 0; m < 4; ++m, p += D * D) k::gemm_nn<R, D, D>(y, x, p);  // q, k, v, o
-      k::gemm_nn<R, F, D>(y, x, p), p += D * F;                               // gate
-      k::gemm_nn<R, F, D>(y, x, p), p += D * F;                               // up
-      k::gemm_nn<R, D, F>(y, x, p), p += D * F;                               // down
+      for (int m = 0; m < 4; ++m, p += D * D) k::gemm_nn_panels<R, D, D, HN>(y, x, p);  // q, k, v, o
+      k::gemm_nn_panels<R, F, D, HN>(y, x, p), p += D * F;                               // gate
+      k::gemm_nn_panels<R, F, D, HN>(y, x, p), p += D * F;                               // up
+      k::gemm_nn_panels<R, D, F, HN>(y, x, p), p += D * F;                               // down
     }
     k::gemm_nn_panels<R, NV, D, HN>(logits, x, p);  // the head
     benchmark::DoNotOptimize(logits);
@@ -405,8 +422,9 @@ void batched_products(benchmark::State& state) {
 // six layers (q, k, v, o (288,288), gate and up (288,768), down (768,288): 23.9 MB in the huge-page
 // buffer), weights from memory as sf::decoder reads them: in_place, each matrix as stored
 // (kernels::gemv<weights_in::memory>: row after row with y in L1); panels, each stored by panels
-// (kernels::gemv_panels, as the decoder's copy of the blocks, decoder_options::panel_copy: one
-// stream, the sums in registers). The same sums. GB/s of weights read.
+// (kernels::gemv_panels, as the decoder's copy of the blocks, decoder_options::panel_copy: panels
+// of kernels::tile_panel_width columns, a few side by side, the sums in registers). The same sums.
+// GB/s of weights read.
 template <bool Panels>
 void layer_products(benchmark::State& state) {
   namespace k = sf::kernels;
@@ -417,7 +435,7 @@ void layer_products(benchmark::State& state) {
   static float x[F], y[F];
   for (std::size_t i = 0; i < F; ++i) x[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
   auto product = [](const float* m, std::size_t K, std::size_t N) {
-    if constexpr (Panels) k::gemv_panels<k::weights_in::memory>(y, x, m, N, K);
+    if constexpr (Panels) k::gemv_panels<k::weights_in::memory, k::tile_panel_width<float>>(y, x, m, N, K);
     else k::gemv<k::weights_in::memory>(y, x, m, N, N, K);
   };
   const double t0 = cpu_seconds();
@@ -479,6 +497,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("read_bandwidth_thp_2chains/" + k).c_str(), read_bandwidth<true, 2>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_pf/" + k).c_str(), read_bandwidth<false, 4, V, true>)->Arg(kib);
     benchmark::RegisterBenchmark(("read_bandwidth_thp_pf/" + k).c_str(), read_bandwidth<true, 4, V, true>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_4streams/" + k).c_str(), read_bandwidth<false, 4, V, false, 4>)->Arg(kib);
+    benchmark::RegisterBenchmark(("read_bandwidth_thp_4streams/" + k).c_str(), read_bandwidth<true, 4, V, false, 4>)->Arg(kib);
     using M = sf::kernels::backend_for<float, sf::kernels::weights_in::memory>;  // the decoder's, from memory
     if constexpr (!std::is_same_v<M, V>) {
       benchmark::RegisterBenchmark(("read_bandwidth_mem/" + k).c_str(), read_bandwidth<false, 4, M>)->Arg(kib);

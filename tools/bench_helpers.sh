@@ -16,7 +16,7 @@ bench_prompt_tokens() { sed -n 's/.*(prompt \([0-9]*\) tokens.*/\1/p' "$1"; }
 bench_weights() { sed -n 's/.*; \(float\|int8\) weights, .*/\1/p' "$1"; }
 
 # bench_bandwidth CPU SF_BENCH_KERNELS KIB...: one run of sf_bench_kernels' read_bandwidth kernels
-# (read_bandwidth, read_bandwidth_thp — huge pages —, their _2chains and _pf — prefetching — forms) at each size in KiB
+# (read_bandwidth, read_bandwidth_thp — huge pages —, their _2chains, _pf — prefetching — and _4streams forms) at each size in KiB
 # (sizes it registers: 32 400 1016 3100 8192 16700 59344), pinned to core CPU; prints
 # "bw KIB NAME GB/S" lines, the log format that tools/bench_roofline.py reads.
 bench_bandwidth() {

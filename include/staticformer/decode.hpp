@@ -8,7 +8,8 @@
 //   dec.step(next, active);                    // one token for each stream with active[b] (the others wait)
 //
 // The rows of several streams go through each weight matrix together: one read of the weights per
-// step for all of them (matrix products of R rows; a tied head's copy panel by panel). A masked
+// step for all of them (matrix products of R rows; a tied head's copy, and weights from memory
+// copied, panel by panel). A masked
 // step pads its rows to the next of 1, 4, 16, …, B with copies of its last active stream's row (the
 // same inputs: the same key, value and logits), so only those row counts are compiled.
 // Continuous batching over the streams: serve.hpp.
@@ -62,8 +63,9 @@
 //                    reads tok_emb in place, one dot product per token (false: D·V floats fewer,
 //                    the weights can stay in flash untouched).
 //   .panel_copy      float weights past 8 MiB (weights_from_memory): the blocks copied with every
-//                    matrix stored by panels, and an untied head's matrix too, so that a step's
-//                    row reads each as one stream with its sums in registers (true), or the
+//                    matrix stored by panels as wide as the matrix tiles (kernels::tile_panel_width),
+//                    and an untied head's matrix too, so that a step's R rows read each panel as
+//                    one stream, and one row a few side by side with its sums in registers (true), or the
 //                    matrices read where they are (false: the blocks' size fewer; 24 MB at a
 //                    stories15M shape).
 // sf::small_ram is {.prefill_chunk = 1, .tied_head_copy = false, .panel_copy = false}: the state of
@@ -128,8 +130,9 @@ class decoder {
   static constexpr bool weights_from_memory = sizeof(weights_t) > (std::size_t{8} << 20);
   static constexpr auto where = weights_from_memory ? kernels::weights_in::memory : kernels::weights_in::cache;
   // Float weights from memory (decoder_options::panel_copy): a copy of the blocks with every matrix
-  // stored by panels (blocks_p_), so that one row's product reads each matrix as one stream with
-  // its sums in registers (kernels::gemv_panels), and an untied head's copy by panels as well.
+  // stored by panels (blocks_p_, panels of HN columns), so that a step's products read each panel
+  // as one stream (one row: kernels::gemv_panels, its sums in registers; R rows:
+  // kernels::gemm_nn_panels), and an untied head's copy by panels as well.
   static constexpr bool panel_copies = weights_from_memory && !int8_weights && O.panel_copy;
   // head_t_: tok_embᵀ (tied), or lm_head's matrix (untied, with panel_copies), by panels
   static constexpr bool head_copy = !int8_weights && (C.tied ? O.tied_head_copy : panel_copies);
@@ -350,7 +353,7 @@ class decoder {
     } else if constexpr (head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)
-        kernels::gemv_panels<where>(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, head_t_.data(), V, D);
+        kernels::gemv_panels<where, HN>(y.data() + r * my::ld, a.data() + r * detail::mt<X>::ld, head_t_.data(), V, D);
     } else if constexpr (C.tied && !int8_weights && !head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)
@@ -408,12 +411,27 @@ class decoder {
       if constexpr (panel_copies && is_tensor_v<W>) {  // a whole matrix of the blocks: its copy by panels
         if (!std::is_constant_evaluated())  // (constant evaluation: the plain product, the same bits)
           if (const T* wp = panel_copy_of(w.data())) {
-            kernels::gemv_panels<where>(y.data(), x.data(), wp, mw::cols, mw::rows, bias_of(b));
+            kernels::gemv_panels<where, HN>(y.data(), x.data(), wp, mw::cols, mw::rows, bias_of(b));
             return;
           }
       }
       kernels::gemv<where>(y.data(), x.data(), w.data(), mw::ld, mw::cols, mw::rows, bias_of(b));
     } else {
+      if constexpr (panel_copies && is_tensor_v<W> && detail::mt<Y>::rows <= B) {
+        // the rows of a step (R ≤ B streams; not a prefill chunk's): a whole matrix of the blocks
+        // from its copy by panels of the tiles' width, each panel one stream for all R rows
+        // (kernels::gemm_nn_panels: matmul's sums, the same bits)
+        using my = detail::mt<Y>;
+        using mx = detail::mt<X>;
+        using mw = detail::mt<W>;
+        static_assert(mx::cols == mw::rows && my::cols == mw::cols && my::rows == mx::rows,
+                      "sf::decoder: product shapes (internal)");
+        if (!std::is_constant_evaluated())
+          if (const T* wp = panel_copy_of(w.data())) {
+            kernels::gemm_nn_panels<my::rows, mw::cols, mw::rows, HN, mx::ld, my::ld>(y.data(), x.data(), wp, bias_of(b));
+            return;
+          }
+      }
       matmul(y, x, w, b);
     }
   }
@@ -565,7 +583,11 @@ class decoder {
   // tok_embᵀ (D, V) (tied) or lm_head's (D, V) (untied), stored by panels of HN columns: panel p,
   // columns p·HN …, is the contiguous (D, HN) block at p·HN·D, the last one (D, V - p·HN)
   // (kernels::gemv_panels, pack_panels)
-  static constexpr std::size_t HN = kernels::native_panel_width<T, where>;
+  // Weights from memory: panels of the matrix tiles' width (kernels::tile_panel_width: the R rows of
+  // a step read a panel as one stream, one row reads a few panels side by side); else the width
+  // of the vector–matrix panels (kernels::native_panel_width).
+  static constexpr std::size_t HN =
+      weights_from_memory ? kernels::tile_panel_width<T> : kernels::native_panel_width<T, where>;
   [[no_unique_address]] maybe<head_copy, std::array<T, D * V>> head_t_{};
   // the blocks with every matrix by panels of HN columns (kernels::pack_panels; panel_copies)
   [[no_unique_address]] maybe<panel_copies, typename weights_t::blocks_t> blocks_p_{};

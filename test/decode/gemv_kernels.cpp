@@ -20,7 +20,7 @@
 // gemv_panels (the matrix stored panel by panel: the float tied head's copy, a decoder's layer
 // matrices from memory; written by pack_panels from a matrix of row stride ldb > N) against ref::gemv
 // over the plain matrix, without and with a bias, every backend compiled in, with that backend's
-// panel width: the same bits.
+// panel width and narrower ones (read a few panels side by side): the same bits.
 TEST(Decode, GemvPanelsMatchesGemv) {
   sf::xoshiro256 rng(8);
   auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
@@ -34,8 +34,8 @@ TEST(Decode, GemvPanelsMatchesGemv) {
         for (auto& v : bias) v = rnd();
         const float* b = with_bias ? bias.data() : nullptr;
         sf::kernels::ref::gemv(y0.data(), x.data(), Bm.data(), ldb, N, K, b);
-        auto check = [&]<class V>(const char* name) {
-          constexpr std::size_t NR = sf::kernels::panel_width<V>;
+        // the layout of panels of NR columns, read by gemv_panels_with<V, NR>
+        auto check_width = [&]<class V, std::size_t NR>(const char* name) {
           std::vector<float> Bp(K * N, 9.0f);  // panel by panel, the last one narrower
           for (std::size_t n = 0; n < N; ++n) {
             const std::size_t n0 = n / NR * NR, w = N - n0 < NR ? N - n0 : NR;
@@ -43,14 +43,24 @@ TEST(Decode, GemvPanelsMatchesGemv) {
           }
           std::vector<float> packed(K * N, 7.0f);
           sf::kernels::pack_panels(packed.data(), Bm.data(), ldb, N, K, NR);
-          EXPECT_EQ(Bp, packed) << name << " pack_panels N=" << N << " K=" << K;
+          EXPECT_EQ(Bp, packed) << name << " pack_panels N=" << N << " K=" << K << " NR=" << NR;
           std::fill(y1.begin(), y1.end(), 7.0f);
-          sf::kernels::gemv_panels_with<V>(y1.data(), x.data(), Bp.data(), N, K, b);
+          sf::kernels::gemv_panels_with<V, NR>(y1.data(), x.data(), Bp.data(), N, K, b);
           EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float)))
-              << name << " N=" << N << " K=" << K << " bias " << with_bias;
+              << name << " N=" << N << " K=" << K << " NR=" << NR << " bias " << with_bias;
           sf::kernels::ref::gemv_panels(y2.data(), x.data(), Bp.data(), N, K, NR, b);
           EXPECT_EQ(0, std::memcmp(y0.data(), y2.data(), N * sizeof(float)))
-              << name << " ref N=" << N << " K=" << K << " bias " << with_bias;
+              << name << " ref N=" << N << " K=" << K << " NR=" << NR << " bias " << with_bias;
+        };
+        // the backend's own panel width; narrower ones it reads several side by side (2 vectors:
+        // tile_panel_width with AVX2; 1 vector; half the width), and one it does not divide (3 vectors)
+        auto check = [&]<class V>(const char* name) {
+          constexpr std::size_t PW = sf::kernels::panel_width<V>, W = V::width;
+          check_width.template operator()<V, PW>(name);
+          check_width.template operator()<V, 2 * W>(name);
+          check_width.template operator()<V, W>(name);
+          check_width.template operator()<V, PW / 2>(name);
+          check_width.template operator()<V, 3 * W>(name);
         };
         for_each_backend(check);
       }
@@ -131,22 +141,24 @@ TEST(Decode, GemvStreamMatchesGemv) {
 // of the backend's tile width or not, K of one, two and three K blocks (the next panel's rows are
 // fetched in the last one).
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t NP>
-void check_gemm_panels(std::uint64_t seed) {
+void check_gemm_panels(std::uint64_t seed, bool with_bias = false) {
   sf::xoshiro256 rng(seed);
   auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
-  std::vector<float> A(M * K), Bm(K * N), Bp(K * N), C0(M * N), C1(M * N);
+  std::vector<float> A(M * K), Bm(K * N), Bp(K * N), C0(M * N), C1(M * N), bias(N);
   for (auto& v : A) v = rnd();
   for (auto& v : Bm) v = rnd();
+  for (auto& v : bias) v = rnd();
+  const float* b = with_bias ? bias.data() : nullptr;
   for (std::size_t n = 0; n < N; ++n) {  // panel by panel, the last one narrower
     const std::size_t n0 = n / NP * NP, w = N - n0 < NP ? N - n0 : NP;
     for (std::size_t k = 0; k < K; ++k) Bp[n0 * K + k * w + (n - n0)] = Bm[k * N + n];
   }
-  sf::kernels::ref::gemm_nn<M, N, K, K, N, N, false>(C0.data(), A.data(), Bm.data(), static_cast<const float*>(nullptr));
+  sf::kernels::ref::gemm_nn<M, N, K, K, N, N, false>(C0.data(), A.data(), Bm.data(), b);
   auto check = [&]<class V>(const char* name) {
     std::fill(C1.begin(), C1.end(), 7.0f);
-    sf::kernels::gemm_nn_panels_with<V, M, N, K, NP, K, N>(C1.data(), A.data(), Bp.data());
+    sf::kernels::gemm_nn_panels_with<V, M, N, K, NP, K, N>(C1.data(), A.data(), Bp.data(), b);
     EXPECT_EQ(0, std::memcmp(C0.data(), C1.data(), C0.size() * sizeof(float)))
-        << name << " M=" << M << " N=" << N << " K=" << K << " NP=" << NP;
+        << name << " M=" << M << " N=" << N << " K=" << K << " NP=" << NP << " bias " << with_bias;
   };
   for_each_backend(check);
 }
@@ -156,4 +168,7 @@ TEST(Decode, GemmPanelsMatchesGemm) {
   check_gemm_panels<3, 128, 65, 64>(3);
   check_gemm_panels<1, 100, 33, 64>(4);
   check_gemm_panels<7, 257, 129, 32>(5);
+  // the tiles' own width (each panel one stream), with a bias
+  check_gemm_panels<16, 300, 140, sf::kernels::tile_panel_width<float>>(6, true);
+  check_gemm_panels<4, 77, 65, sf::kernels::tile_panel_width<float>>(7, true);
 }

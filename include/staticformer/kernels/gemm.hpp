@@ -510,16 +510,27 @@ constexpr void gemm_nn(T* C, const T* A, const T* B, const T* bias = nullptr) {
   if (std::is_constant_evaluated()) ref::gemm_nn<M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
   else gemm_nn_with<simd::native<T>, M, N, K, lda, ldb, ldc, Acc>(C, A, B, bias);
 }
-// C (M,N) = A (M,K) · B with B stored by panels of NP columns (kernels::gemv_panels' layout: panel
-// p, the columns p·NP …, is the contiguous (K, min(NP, N − p·NP)) block at p·NP·K), with backend V:
-// a gemm_nn per panel (the same sums), each but the last fetching the next panel's first rows while
-// its last K block runs (gemm_tiled's `after`; with a parallel runner installed, gemm_nn_with per
-// panel, which splits it).
-//   C: (M,N) row stride ldc   A: (M,K) row stride lda   B: N·K values
-// Naive reference: for p: ref::gemm_nn<M, NPp, K, lda, NPp, ldc>(C + p·NP, A, B + p·NP·K)
+// The panel width that gemm_nn_panels' register tiles read whole: the widest tile's columns (16
+// floats with AVX2, 64 with AVX-512). A matrix stored by panels this wide is read by R rows' products
+// (the batched decoder's steps) as one stream, and by one row's (gemv_panels, which then reads
+// panel_width / NP panels side by side) as a few: what a matrix from memory needs. On a Zen 3
+// (AVX2), the products of a stories15M step's 61 MB of weights by panels of 64 against 16 columns,
+// medians of 30 in one program, three rounds: 2 rows 11.3-11.7 → 6.2-7.1 ms, 4 rows 10.3-12.3 →
+// 5.7-6.7, 16 rows 15.5-15.6 → 11.9-12.2; one row (4 panels side by side) 3.8-4.0 → 3.2-3.3 ms.
+template <class T> inline constexpr std::size_t tile_panel_width = detail::max_tile_cols<simd::native<T>>;
+
+// C (M,N) = A (M,K) · B (+ bias (N)) with B stored by panels of NP columns (kernels::gemv_panels'
+// layout: panel p, the columns p·NP …, is the contiguous (K, min(NP, N − p·NP)) block at p·NP·K),
+// with backend V: a gemm_nn per panel (the same sums), each but the last fetching the next panel's
+// first rows while its last K block runs (gemm_tiled's `after`; with a parallel runner installed,
+// gemm_nn_with per panel, which splits it).
+//   C: (M,N) row stride ldc   A: (M,K) row stride lda   B: N·K values   bias: (N) or nullptr
+// Naive reference: for p: ref::gemm_nn<M, NPp, K, lda, NPp, ldc>(C + p·NP, A, B + p·NP·K, bias + p·NP)
+// With NP = tile_panel_width<T> (below) the tiles read each panel as one stream, row after row; a
+// wider panel is read a tile's columns at a time, every pass a stride through all its rows.
 template <class Backend, std::size_t M, std::size_t N, std::size_t K, std::size_t NP, std::size_t lda, std::size_t ldc,
           class T>
-void gemm_nn_panels_with(T* C, const T* A, const T* B) {
+void gemm_nn_panels_with(T* C, const T* A, const T* B, const T* bias = nullptr) {
   static_assert(NP > 0, "sf::kernels::gemm_nn_panels: panels of 0 columns");
   constexpr std::size_t full = N / NP, last = N - full * NP;
   using P = detail::tiling<Backend, NP>;
@@ -527,29 +538,30 @@ void gemm_nn_panels_with(T* C, const T* A, const T* B) {
   if constexpr (full == 0) {
   } else if (M == 1 || W == 1 || parallel::current != nullptr) {
     for (std::size_t p = 0; p < full; ++p)
-      gemm_nn_with<Backend, M, NP, K, lda, NP, ldc, false>(C + p * NP, A, B + p * NP * K, static_cast<const T*>(nullptr));
+      gemm_nn_with<Backend, M, NP, K, lda, NP, ldc, false>(C + p * NP, A, B + p * NP * K, bias ? bias + p * NP : nullptr);
   } else {
     constexpr auto run = detail::gemm_tiled<Backend, P::MR, P::NV, (rem + W - 1) / W, rem % W != 0, false, false, T>;
     for (std::size_t p = 0; p < full; ++p) {
       const bool more = p + 1 < full || last > 0;
-      run(C + p * NP, ldc, A, lda, B + p * NP * K, NP, M, NP, K, false, nullptr, false,
+      run(C + p * NP, ldc, A, lda, B + p * NP * K, NP, M, NP, K, false, bias ? bias + p * NP : nullptr, false,
           detail::pack_buffer<Backend, T>(), more ? B + (p + 1) * NP * K : nullptr, p + 1 < full ? NP : last);
     }
   }
   if constexpr (last > 0)
     gemm_nn_with<Backend, M, last, K, lda, last, ldc, false>(C + full * NP, A, B + full * NP * K,
-                                                             static_cast<const T*>(nullptr));
+                                                             bias ? bias + full * NP : nullptr);
 }
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t NP, std::size_t lda = K, std::size_t ldc = N, class T>
-constexpr void gemm_nn_panels(T* C, const T* A, const T* B) {
+constexpr void gemm_nn_panels(T* C, const T* A, const T* B, const T* bias = nullptr) {
   if (std::is_constant_evaluated()) {
     constexpr std::size_t full = N / NP, last = N - full * NP;
-    const T* const none = nullptr;
     if constexpr (full > 0)
-      for (std::size_t p = 0; p < full; ++p) ref::gemm_nn<M, NP, K, lda, NP, ldc, false>(C + p * NP, A, B + p * NP * K, none);
-    if constexpr (last > 0) ref::gemm_nn<M, last, K, lda, last, ldc, false>(C + full * NP, A, B + full * NP * K, none);
+      for (std::size_t p = 0; p < full; ++p)
+        ref::gemm_nn<M, NP, K, lda, NP, ldc, false>(C + p * NP, A, B + p * NP * K, bias ? bias + p * NP : nullptr);
+    if constexpr (last > 0)
+      ref::gemm_nn<M, last, K, lda, last, ldc, false>(C + full * NP, A, B + full * NP * K, bias ? bias + full * NP : nullptr);
   } else {
-    gemm_nn_panels_with<simd::native<T>, M, N, K, NP, lda, ldc>(C, A, B);
+    gemm_nn_panels_with<simd::native<T>, M, N, K, NP, lda, ldc>(C, A, B, bias);
   }
 }
 // C (M,N) (=|+=) A (M,K) · B (N,K)ᵀ

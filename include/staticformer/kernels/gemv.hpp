@@ -304,10 +304,46 @@ constexpr void gemv_rows(T* y, const T* x, const T* A, std::size_t lda, std::siz
 // at a time): the same bits.
 template <class V> inline constexpr std::size_t panel_width = detail::panel_vectors<V> * V::width;
 
-template <class V, class T>
+namespace detail {
+// y[0 : G·NP] = (bias) + Σ_k x[k]·B[k, ·] over G consecutive panels of NP = NVp·W columns, panel g
+// the contiguous (K, NP) block at B + g·NP·K: G streams read side by side, G·NVp sums in registers
+// (acc[I] holds the columns I·W … I·W+W-1 of panel I / NVp). The same sums as gemv_panel's.
+//   y: (G·NP)   x: (K)   B: G·NP·K values   bias: (G·NP) or nullptr
+template <class V, std::size_t NVp, std::size_t G, class T, std::size_t... I>
+SF_KERNEL_INLINE void gemv_panel_group_body(std::index_sequence<I...>, T* SF_RESTRICT y, const T* SF_RESTRICT x,
+                                            const T* SF_RESTRICT B, std::size_t K, const T* SF_RESTRICT bias) {
+  using reg = typename V::reg;
+  constexpr std::size_t W = V::width, NP = NVp * W;
+  reg acc[G * NVp] = {((void)I, V::zero())...};
+  if (bias) ((acc[I] = V::add(acc[I], V::load(bias + I * W))), ...);  // as the tiles: 0 + bias
+  const std::size_t ps = NP * K;  // from one panel to the next
+  for (std::size_t k = 0; k < K; ++k) {  // acc[I] += x[k] · (panel I / NVp)[k, (I % NVp)·W : … + W]
+    const reg xk = V::set1(x[k]);
+    const T* b = B + k * NP;
+    ((acc[I] = V::fmadd(xk, V::load(b + (I / NVp) * ps + (I % NVp) * W), acc[I])), ...);
+  }
+  ((V::store(y + I * W, acc[I])), ...);
+}
+template <class V, std::size_t NVp, std::size_t G, class T>
+SF_KERNEL_NOINLINE void gemv_panel_group(T* SF_RESTRICT y, const T* SF_RESTRICT x, const T* SF_RESTRICT B,
+                                         std::size_t K, const T* SF_RESTRICT bias) {
+  gemv_panel_group_body<V, NVp, G>(std::make_index_sequence<G * NVp>{}, y, x, B, K, bias);
+}
+}  // namespace detail
+
+// NR: the layout's panel width (default panel_width<V>, one panel in registers at a time). Narrower
+// panels (NR a multiple of the vector width dividing panel_width<V>: tile_panel_width's 16 columns
+// with AVX2) are read panel_width<V> / NR side by side, as many streams; the rest one at a time.
+template <class V, std::size_t NR = panel_width<V>, class T>
 void gemv_panels_with(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, const T* bias = nullptr) {
-  constexpr std::size_t NR = panel_width<V>;
-  for (std::size_t n0 = 0; n0 < N; n0 += NR) {
+  static_assert(NR >= 1, "sf::kernels::gemv_panels: panels of 0 columns");
+  constexpr std::size_t W = V::width, PW = panel_width<V>;
+  constexpr std::size_t G = NR % W == 0 && NR < PW && PW % NR == 0 ? PW / NR : 1;  // panels side by side
+  std::size_t n0 = 0;
+  if constexpr (G > 1)
+    for (; n0 + G * NR <= N; n0 += G * NR)
+      detail::gemv_panel_group<V, NR / W, G>(y + n0, x, Bp + n0 * K, K, bias ? bias + n0 : nullptr);
+  for (; n0 < N; n0 += NR) {
     const std::size_t w = N - n0 < NR ? N - n0 : NR;  // the panel's width = its row stride
     gemv_with<V>(y + n0, x, Bp + n0 * K, w, w, K, bias ? bias + n0 : nullptr);
   }
@@ -371,13 +407,15 @@ constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ld
   if (std::is_constant_evaluated()) ref::gemv_batch(jobs, n, ldb, N, K);
   else gemv_batch_with<simd::native<T>, Share>(jobs, n, ldb, N, K);
 }
-// The panel width of the backend gemv_panels<Where> runs: the layout it reads.
+// The panel width of the backend gemv_panels<Where> runs: the layout it reads by default.
 template <class T, weights_in Where = weights_in::cache>
 inline constexpr std::size_t native_panel_width = panel_width<backend_for<T, Where>>;
-template <weights_in Where = weights_in::cache, class T>
+// NR: the layout's panel width (0: native_panel_width<T, Where>).
+template <weights_in Where = weights_in::cache, std::size_t NR = 0, class T>
 constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, const T* bias = nullptr) {
-  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, native_panel_width<T, Where>, bias);
-  else gemv_panels_with<backend_for<T, Where>>(y, x, Bp, N, K, bias);
+  constexpr std::size_t width = NR ? NR : native_panel_width<T, Where>;
+  if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, width, bias);
+  else gemv_panels_with<backend_for<T, Where>, width>(y, x, Bp, N, K, bias);
 }
 
 }  // namespace sf::kernels
