@@ -526,7 +526,7 @@ template <class T> inline constexpr std::size_t tile_panel_width = detail::max_t
 // gemm_nn_with per panel, which splits it).
 //   C: (M,N) row stride ldc   A: (M,K) row stride lda   B: N·K values   bias: (N) or nullptr
 // Naive reference: for p: ref::gemm_nn<M, NPp, K, lda, NPp, ldc>(C + p·NP, A, B + p·NP·K, bias + p·NP)
-// With NP = tile_panel_width<T> (below) the tiles read each panel as one stream, row after row; a
+// With NP = tile_panel_width<T> (above) the tiles read each panel as one stream, row after row; a
 // wider panel is read a tile's columns at a time, every pass a stride through all its rows.
 template <class Backend, std::size_t M, std::size_t N, std::size_t K, std::size_t NP, std::size_t lda, std::size_t ldc,
           class T>
