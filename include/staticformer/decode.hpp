@@ -402,37 +402,30 @@ class decoder {
         for (std::size_t r = 0; r < n; ++r) kernels::q8::quantize(xq[r], x.data() + (r0 + r) * mx::ld);
         kernels::q8::matvec_rows(y.data() + r0 * my::ld, my::ld, xq.data(), n, w.m, bias_of(b), where);
       }
-    } else if constexpr (weights_from_memory && detail::mt<Y>::rows == 1) {
-      // one row of a step, weights from memory: the vector–matrix product on the backend for them
-      // (kernels::backend_for<T, weights_in::memory>); matmul's sums, the same bits
-      using mw = detail::mt<W>;
-      static_assert(detail::mt<X>::cols == mw::rows && detail::mt<Y>::cols == mw::cols,
-                    "sf::decoder: product shapes (internal)");
-      if constexpr (panel_copies && is_tensor_v<W>) {  // a whole matrix of the blocks: its copy by panels
-        if (!std::is_constant_evaluated())  // (constant evaluation: the plain product, the same bits)
-          if (const T* wp = panel_copy_of(w.data())) {
-            kernels::gemv_panels<where, HN>(y.data(), x.data(), wp, mw::cols, mw::rows, bias_of(b));
-            return;
-          }
-      }
-      kernels::gemv<where>(y.data(), x.data(), w.data(), mw::ld, mw::cols, mw::rows, bias_of(b));
     } else {
-      if constexpr (panel_copies && is_tensor_v<W> && detail::mt<Y>::rows <= B) {
-        // the rows of a step (R ≤ B streams; not a prefill chunk's): a whole matrix of the blocks
-        // from its copy by panels of the tiles' width, each panel one stream for all R rows
-        // (kernels::gemm_nn_panels: matmul's sums, the same bits)
-        using my = detail::mt<Y>;
-        using mx = detail::mt<X>;
-        using mw = detail::mt<W>;
-        static_assert(mx::cols == mw::rows && my::cols == mw::cols && my::rows == mx::rows,
-                      "sf::decoder: product shapes (internal)");
+      using my = detail::mt<Y>;
+      using mx = detail::mt<X>;
+      using mw = detail::mt<W>;
+      static_assert(mx::cols == mw::rows && my::cols == mw::cols && my::rows == mx::rows,
+                    "sf::decoder: product shapes (internal)");
+      if constexpr (panel_copies && is_tensor_v<W> && my::rows <= B) {
+        // the rows of a step (R ≤ B streams; not a prefill chunk's), a whole matrix of the blocks:
+        // its copy by panels (HN columns), each panel one stream — one row: gemv_panels (its sums
+        // in registers), R rows: gemm_nn_panels. matmul's sums, the same bits. (Constant
+        // evaluation: the plain product.)
         if (!std::is_constant_evaluated())
           if (const T* wp = panel_copy_of(w.data())) {
-            kernels::gemm_nn_panels<my::rows, mw::cols, mw::rows, HN, mx::ld, my::ld>(y.data(), x.data(), wp, bias_of(b));
+            if constexpr (my::rows == 1)
+              kernels::gemv_panels<where, HN>(y.data(), x.data(), wp, mw::cols, mw::rows, bias_of(b));
+            else
+              kernels::gemm_nn_panels<my::rows, mw::cols, mw::rows, HN, mx::ld, my::ld>(y.data(), x.data(), wp, bias_of(b));
             return;
           }
       }
-      matmul(y, x, w, b);
+      if constexpr (weights_from_memory && my::rows == 1)  // one row, weights from memory: the backend for them
+        kernels::gemv<where>(y.data(), x.data(), w.data(), mw::ld, mw::cols, mw::rows, bias_of(b));
+      else
+        matmul(y, x, w, b);
     }
   }
   // The copy by panels of the blocks' matrix whose data begins at m (the same offset in blocks_p_

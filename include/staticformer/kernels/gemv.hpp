@@ -27,30 +27,34 @@ namespace detail {
 // Vectors of y kept in registers by one panel (at most: gemv_with balances the panels of a row).
 template <class V> inline constexpr std::size_t panel_vectors = V::width == 1 ? 8 : (V::registers >= 32 ? 24 : 8);
 
-// y[0:cols] = (bias) + Σ_k x[k]·B[k, 0:cols]   for NV vectors, the last one with nl lanes when Partial
-//   y: (cols)   x: (K)   B: (K, cols) row stride ldb   bias: (cols) or nullptr
-template <class V, std::size_t NV, bool Partial, class T, std::size_t... J>
+// y[0:cols] = (bias) + Σ_k x[k]·B[k, 0:cols]   for NV vectors, the last one with nl lanes when Partial,
+// in G panels side by side (G = 1: one panel): vector j is vector j % (NV/G) of panel j / (NV/G),
+// and each panel starts ps values after the one before (G streams read together, NV sums in registers)
+//   y: (cols)   x: (K)   B: G panels of (K, NV/G·W) row stride ldb, ps apart   bias: (cols) or nullptr
+template <class V, std::size_t NV, bool Partial, std::size_t G, class T, std::size_t... J>
 SF_KERNEL_INLINE void gemv_panel_body(std::index_sequence<J...>, T* SF_RESTRICT y, const T* SF_RESTRICT x,
                                       const T* SF_RESTRICT B, std::size_t ldb, std::size_t K, std::size_t nl,
-                                      const T* SF_RESTRICT bias) {
+                                      const T* SF_RESTRICT bias, std::size_t ps) {
+  static_assert(G >= 1 && NV % G == 0 && (G == 1 || !Partial), "sf::kernels::gemv_panel: G panels of NV / G vectors");
   using reg = typename V::reg;
-  constexpr std::size_t W = V::width;
-  auto ld = [nl](const T* p, std::size_t j) SF_LAMBDA_INLINE {
-    return Partial && j + 1 == NV ? V::load_partial(p + j * W, nl) : V::load(p + j * W);
+  constexpr std::size_t W = V::width, NVp = NV / G;
+  auto ld = [nl](const T* p, std::size_t j) SF_LAMBDA_INLINE {  // the vector at p, vector j of the NV
+    return Partial && j + 1 == NV ? V::load_partial(p, nl) : V::load(p);
   };
   reg acc[NV] = {((void)J, V::zero())...};
-  if (bias) ((acc[J] = V::add(acc[J], ld(bias, J))), ...);  // as the tiles: 0 + bias
+  if (bias) ((acc[J] = V::add(acc[J], ld(bias + J * W, J))), ...);  // as the tiles: 0 + bias
   for (std::size_t k = 0; k < K; ++k) {  // acc[j] += x[k] · B[k, jW:jW+W]
     const reg xk = V::set1(x[k]);
     const T* b = B + k * ldb;
-    ((acc[J] = V::fmadd(xk, ld(b, J), acc[J])), ...);
+    ((acc[J] = V::fmadd(xk, ld(b + (J / NVp) * ps + (J % NVp) * W, J), acc[J])), ...);
   }
   ((Partial && J + 1 == NV ? V::store_partial(y + J * W, acc[J], nl) : V::store(y + J * W, acc[J])), ...);
 }
-template <class V, std::size_t NV, bool Partial, class T>
+template <class V, std::size_t NV, bool Partial, std::size_t G = 1, class T>
 SF_KERNEL_NOINLINE void gemv_panel(T* SF_RESTRICT y, const T* SF_RESTRICT x, const T* SF_RESTRICT B,
-                                   std::size_t ldb, std::size_t K, std::size_t nl, const T* SF_RESTRICT bias) {
-  gemv_panel_body<V, NV, Partial>(std::make_index_sequence<NV>{}, y, x, B, ldb, K, nl, bias);
+                                   std::size_t ldb, std::size_t K, std::size_t nl, const T* SF_RESTRICT bias,
+                                   std::size_t ps = 0) {
+  gemv_panel_body<V, NV, Partial, G>(std::make_index_sequence<NV>{}, y, x, B, ldb, K, nl, bias, ps);
 }
 
 // The panel for the last `nv` vectors (1 ≤ nv ≤ panel_vectors), partial or not, chosen at run time.
@@ -304,33 +308,6 @@ constexpr void gemv_rows(T* y, const T* x, const T* A, std::size_t lda, std::siz
 // at a time): the same bits.
 template <class V> inline constexpr std::size_t panel_width = detail::panel_vectors<V> * V::width;
 
-namespace detail {
-// y[0 : G·NP] = (bias) + Σ_k x[k]·B[k, ·] over G consecutive panels of NP = NVp·W columns, panel g
-// the contiguous (K, NP) block at B + g·NP·K: G streams read side by side, G·NVp sums in registers
-// (acc[I] holds the columns I·W … I·W+W-1 of panel I / NVp). The same sums as gemv_panel's.
-//   y: (G·NP)   x: (K)   B: G·NP·K values   bias: (G·NP) or nullptr
-template <class V, std::size_t NVp, std::size_t G, class T, std::size_t... I>
-SF_KERNEL_INLINE void gemv_panel_group_body(std::index_sequence<I...>, T* SF_RESTRICT y, const T* SF_RESTRICT x,
-                                            const T* SF_RESTRICT B, std::size_t K, const T* SF_RESTRICT bias) {
-  using reg = typename V::reg;
-  constexpr std::size_t W = V::width, NP = NVp * W;
-  reg acc[G * NVp] = {((void)I, V::zero())...};
-  if (bias) ((acc[I] = V::add(acc[I], V::load(bias + I * W))), ...);  // as the tiles: 0 + bias
-  const std::size_t ps = NP * K;  // from one panel to the next
-  for (std::size_t k = 0; k < K; ++k) {  // acc[I] += x[k] · (panel I / NVp)[k, (I % NVp)·W : … + W]
-    const reg xk = V::set1(x[k]);
-    const T* b = B + k * NP;
-    ((acc[I] = V::fmadd(xk, V::load(b + (I / NVp) * ps + (I % NVp) * W), acc[I])), ...);
-  }
-  ((V::store(y + I * W, acc[I])), ...);
-}
-template <class V, std::size_t NVp, std::size_t G, class T>
-SF_KERNEL_NOINLINE void gemv_panel_group(T* SF_RESTRICT y, const T* SF_RESTRICT x, const T* SF_RESTRICT B,
-                                         std::size_t K, const T* SF_RESTRICT bias) {
-  gemv_panel_group_body<V, NVp, G>(std::make_index_sequence<G * NVp>{}, y, x, B, K, bias);
-}
-}  // namespace detail
-
 // NR: the layout's panel width (default panel_width<V>, one panel in registers at a time). Narrower
 // panels (NR a multiple of the vector width dividing panel_width<V>: tile_panel_width's 16 columns
 // with AVX2) are read panel_width<V> / NR side by side, as many streams; the rest one at a time.
@@ -342,7 +319,7 @@ void gemv_panels_with(T* y, const T* x, const T* Bp, std::size_t N, std::size_t 
   std::size_t n0 = 0;
   if constexpr (G > 1)
     for (; n0 + G * NR <= N; n0 += G * NR)
-      detail::gemv_panel_group<V, NR / W, G>(y + n0, x, Bp + n0 * K, K, bias ? bias + n0 : nullptr);
+      detail::gemv_panel<V, G * (NR / W), false, G>(y + n0, x, Bp + n0 * K, NR, K, W, bias ? bias + n0 : nullptr, NR * K);
   for (; n0 < N; n0 += NR) {
     const std::size_t w = N - n0 < NR ? N - n0 : NR;  // the panel's width = its row stride
     gemv_with<V>(y + n0, x, Bp + n0 * K, w, w, K, bias ? bias + n0 : nullptr);
