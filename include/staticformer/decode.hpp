@@ -41,7 +41,7 @@
 //   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
 //   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too, over the
 //   copy stored panel by panel so that it streams: kernels::gemv_panels), and for float weights
-//   from memory a copy of the blocks by panels (and of an untied head: .panel_copy below),
+//   past 512 KiB a copy of the blocks by panels (and of an untied head: .panel_copy below),
 //   the buffers of a step (B rows) and of a prefill chunk (P rows), and, when B > 1, the logits of
 //   a step's rows (B, V) before they go to their streams' (a step of R < B active streams runs its
 //   R rows, padded, through each product: step(tokens, active)).
@@ -62,12 +62,13 @@
 //   .tied_head_copy  a float tied model keeps tok_embᵀ (D, V) for a vector–matrix head (true), or
 //                    reads tok_emb in place, one dot product per token (false: D·V floats fewer,
 //                    the weights can stay in flash untouched).
-//   .panel_copy      float weights past 8 MiB (weights_from_memory): the blocks copied with every
-//                    matrix stored by panels as wide as the matrix tiles (kernels::tile_panel_width),
-//                    and an untied head's matrix too, so that a step's R rows read each panel as
-//                    one stream, and one row a few side by side with its sums in registers (true), or the
-//                    matrices read where they are (false: the blocks' size fewer; 24 MB at a
-//                    stories15M shape).
+//   .panel_copy      float weights past 512 KiB (panel_copies, below): the blocks copied with every
+//                    matrix stored by panels — past 8 MiB (weights_from_memory) as wide as the matrix
+//                    tiles (kernels::tile_panel_width), below as wide as the one-row kernel's panel
+//                    (kernels::native_panel_width) — and an untied head's matrix too, so that a
+//                    step's rows read each panel as one stream (true), or the matrices read where
+//                    they are (false: the blocks' size fewer; 24 MB at a stories15M shape, 0.9 MB
+//                    at stories260K).
 // sf::small_ram is {.prefill_chunk = 1, .tied_head_copy = false, .panel_copy = false}: the state of
 // a microcontroller build is then the KV cache plus a few rows (docs/firmware.md).
 //
@@ -104,7 +105,7 @@ namespace sf {
 struct decoder_options {
   std::size_t prefill_chunk = 16;  // positions per prefill matrix product (≥ 1; 1: steps, no chunk buffers)
   bool tied_head_copy = true;      // float tied models: a transposed copy of tok_emb for the head
-  bool panel_copy = true;          // float weights from memory: the layers' matrices (and an untied head) copied by panels
+  bool panel_copy = true;          // float weights past 512 KiB: the layers' matrices (and an untied head) copied by panels
 };
 // The least RAM: the KV cache, the step rows, the logits and the token history.
 inline constexpr decoder_options small_ram{.prefill_chunk = 1, .tied_head_copy = false, .panel_copy = false};
@@ -129,11 +130,18 @@ class decoder {
   // interleaved, on 256-bit vectors; int8 one column block per pass; kernels/weights_in.hpp).
   static constexpr bool weights_from_memory = sizeof(weights_t) > (std::size_t{8} << 20);
   static constexpr auto where = weights_from_memory ? kernels::weights_in::memory : kernels::weights_in::cache;
-  // Float weights from memory (decoder_options::panel_copy): a copy of the blocks with every matrix
-  // stored by panels (blocks_p_, panels of HN columns), so that a step's products read each panel
-  // as one stream (one row: kernels::gemv_panels, its sums in registers; R rows:
-  // kernels::gemm_nn_panels), and an untied head's copy by panels as well.
-  static constexpr bool panel_copies = weights_from_memory && !int8_weights && O.panel_copy;
+  // Float weights past 512 KiB (decoder_options::panel_copy), more than the L2 of a small core
+  // holds (a Zen 3's: its matrices then come from L3 at every token): a copy of the blocks with
+  // every matrix stored by panels (blocks_p_, panels of HN columns), so that a step's products read
+  // each panel as one stream (one row: kernels::gemv_panels, its sums in registers; R rows:
+  // kernels::gemm_nn_panels), and an untied head's copy by panels as well. In place, a matrix
+  // wider than one panel (stories260K's (64, 172) with AVX2: three panels of 64 columns) is read
+  // a row stride apart. On the Zen 3 it was measured on (docs/benchmarks.md, "Zen 3: the
+  // stories260K decoder's matrices by panels"), stories260K decoded 4-8% faster with the copy. (With
+  // AVX-512, whose one panel holds 384 columns, such matrices are one stream already: the copy
+  // reads the same.)
+  static constexpr bool panel_copies =
+      sizeof(weights_t) > (std::size_t{512} << 10) && !int8_weights && O.panel_copy;
   // head_t_: tok_embᵀ (tied), or lm_head's matrix (untied, with panel_copies), by panels
   static constexpr bool head_copy = !int8_weights && (C.tied ? O.tied_head_copy : panel_copies);
 

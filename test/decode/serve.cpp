@@ -109,14 +109,14 @@ TEST(Decode, MaskedStepsSameBits) { check_masked_steps<C6>(61); }
 // The same past 8 MiB of weights (a tied head of 8000 × 288: the decoder's weights_from_memory
 // paths, and a head copy of many panels, one matrix product per panel for several rows): still
 // sf::infer's bits.
-constexpr sf::config past_8_mib(sf::config c) {  // c at a shape whose weights pass 8 MiB (tied)
-  c.V = 8000;
-  c.D = 288;
-  c.H = 4;
-  c.L = 1;
-  c.F = 100;
-  c.T = 24;
+// c with these sizes (the rest of c kept)
+constexpr sf::config sized(sf::config c, std::size_t V, std::size_t D, std::size_t H, std::size_t L, std::size_t F,
+                           std::size_t T) {
+  c.V = V, c.D = D, c.H = H, c.L = L, c.F = F, c.T = T;
   return c;
+}
+constexpr sf::config past_8_mib(sf::config c) {  // c at a shape whose weights pass 8 MiB (tied)
+  return sized(c, 8000, 288, 4, 1, 100, 24);
 }
 constexpr sf::config weights_from_memory() {
   sf::config c = past_8_mib(C6);
@@ -148,6 +148,27 @@ TEST(Decode, MaskedStepsWeightsFromMemoryUntiedBiased) {
   static_assert(sf::decoder<biased_from_memory()>::panel_copies && sf::configs::ref_gpt2.bias);
   check_masked_steps<untied_from_memory()>(64);
   check_masked_steps<biased_from_memory()>(65);
+}
+
+// Past 512 KiB of weights but not 8 MiB (a stories260K-like layer: d_k 8, kv-heads 4, F = 172):
+// the layers' matrices (and an untied head) copied by panels of the one-row kernel's width
+// (native_panel_width: three panels of 64 columns for F with AVX2), read by one row (gemv_panels)
+// and by the rows of several streams (gemm_nn_panels, the tiles reading each panel a few columns at a
+// time), weights in cache otherwise; tied and untied: still sf::infer's bits.
+constexpr sf::config past_512_kib(bool tied) {
+  sf::config c = sized(C6, 1024, 64, 8, 2, 172, 24);
+  c.kv_heads = 4;
+  c.tied = tied;
+  return c;
+}
+TEST(Decode, MaskedStepsPanelCopiesInCache) {
+  using tied = sf::decoder<past_512_kib(true)>;
+  using untied = sf::decoder<past_512_kib(false)>;
+  static_assert(!tied::weights_from_memory && tied::panel_copies && !untied::weights_from_memory &&
+                untied::panel_copies && untied::head_copy);
+  static_assert(!sf::decoder<past_512_kib(true), float, sf::small_ram>::panel_copies);
+  check_masked_steps<past_512_kib(true)>(67);
+  check_masked_steps<past_512_kib(false)>(68);
 }
 
 // Nine requests of different prompt lengths and budgets through 6 streams (so slots are reused,
