@@ -99,25 +99,28 @@ inline double bf16_peak_now(double = 0.01) { return 0; }
 // print_cpu and the benchmarks' context block (benchmark/cpu_context.hpp) show:
 //   FMA peak: 160.3 GFLOP/s (AVX-512F FMA (zmm, 16 floats))
 //   bf16 peak: 512.0 GFLOP/s (vdpbf16ps)           (where this build has AVX512-BF16)
-// line(key, value) for each.
+// line(key, value) for each. Returns the FMA peak.
 template <class Line>
-void peak_lines(double seconds, Line line) {
+double peak_lines(double seconds, Line line) {
   char text[128];
-  std::snprintf(text, sizeof text, "%.1f GFLOP/s (%s)", peak_now(seconds), V::instructions);
+  const double peak = peak_now(seconds);
+  std::snprintf(text, sizeof text, "%.1f GFLOP/s (%s)", peak, V::instructions);
   line("FMA peak", text);
   if (const double p16 = bf16_peak_now(seconds); p16 > 0) {
     std::snprintf(text, sizeof text, "%.1f GFLOP/s (vdpbf16ps)", p16);
     line("bf16 peak", text);
   }
+  return peak;
 }
 
 // The first lines of a benchmark's output: what the float, bf16 and int8 products of this build run
 // on and what this CPU has (staticformer/cpu_report.hpp), then the FMA peak measured now (and the
-// vdpbf16ps peak where the build has it: peak_lines), each line after `indent`.
-inline void print_cpu(std::FILE* out, const char* indent, double seconds = 0.02) {
+// vdpbf16ps peak where the build has it: peak_lines), each line after `indent`. Returns the FMA peak.
+inline double print_cpu(std::FILE* out, const char* indent, double seconds = 0.02) {
   char text[4096];
   sf::cpu::report(text, sizeof text, indent);
   std::fputs(text, out);
-  peak_lines(seconds, [&](const char* key, const char* value) { std::fprintf(out, "%s%s: %s\n", indent, key, value); });
+  return peak_lines(seconds,
+                    [&](const char* key, const char* value) { std::fprintf(out, "%s%s: %s\n", indent, key, value); });
 }
 }  // namespace sf_bench

@@ -132,6 +132,13 @@ constexpr void map_row2(float* y, const float* a, const float* b, F f) {
   if constexpr (full < N)
     V::store_partial(y + full, f(V::load_partial(a + full, N - full), V::load_partial(b + full, N - full)), N - full);
 }
+// The mask of a vector's first n lanes (n < W::width ≤ 16), for W::select.
+inline constexpr float lane_ones[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+template <class W>
+constexpr typename W::mask first_lanes(std::size_t n) {
+  static_assert(W::width <= 16, "sf::simd::detail::first_lanes: at most 16 lanes");
+  return W::lt(W::zero(), W::load_partial(lane_ones, n));
+}
 }  // namespace detail
 
 // y = e^x, y and x (N), may alias.          Naive reference: for i < N: y[i] = std::exp(x[i]);
@@ -212,14 +219,17 @@ constexpr softmax_stats softmax_scaled(float* x, std::size_t n, float scale) {
       W::store(x + i, e);
       acc = W::add(acc, e);
     }
+    // The last n mod W: kept in a register from the exponential to the division (its extra lanes
+    // added as 0), not stored and read back (a load of a masked store's bytes waits for it).
+    reg et = W::zero();
     if (tail) {
-      W::store_partial(x + full, vexp<W>(W::sub(W::mul(W::load_partial(x + full, tail), vsc), mv)), tail);
-      acc = W::add(acc, W::load_partial(x + full, tail));  // re-read: the extra lanes are 0
+      et = vexp<W>(W::sub(W::mul(W::load_partial(x + full, tail), vsc), mv));
+      acc = W::add(acc, W::select(detail::first_lanes<W>(tail), et, W::zero()));
     }
     const float sum = W::hsum(acc);
     const reg r = W::set1(1.0f / sum);  // x[i] /= Σ
     for (std::size_t i = 0; i < full; i += Wd) W::store(x + i, W::mul(W::load(x + i), r));
-    if (tail) W::store_partial(x + full, W::mul(W::load_partial(x + full, tail), r), tail);
+    if (tail) W::store_partial(x + full, W::mul(et, r), tail);
     return softmax_stats{m, sum};
   });
 }
@@ -296,9 +306,10 @@ constexpr void softmax_scaled_rows(float* x, std::size_t rows, std::size_t strid
           W::store(xr + i, e);
           acc = W::add(acc, e);
         }
-        if (tail) {
-          W::store_partial(xr + full, vexp<W>(W::sub(W::mul(W::load_partial(xr + full, tail), vsc), mv)), tail);
-          acc = W::add(acc, W::load_partial(xr + full, tail));
+        if (tail) {  // (the sum takes the tail from the register, as softmax_scaled)
+          const reg et = vexp<W>(W::sub(W::mul(W::load_partial(xr + full, tail), vsc), mv));
+          W::store_partial(xr + full, et, tail);
+          acc = W::add(acc, W::select(detail::first_lanes<W>(tail), et, W::zero()));
         }
         sum[r] = W::hsum(acc);
       }
