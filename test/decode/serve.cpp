@@ -106,15 +106,15 @@ void check_masked_steps(std::uint64_t seed) {
 
 TEST(Decode, MaskedStepsSameBits) { check_masked_steps<C6>(61); }
 
-// The same past 8 MiB of weights (a tied head of 8000 × 288: the decoder's weights_from_memory
-// paths, and a head copy of many panels, one matrix product per panel for several rows): still
-// sf::infer's bits.
 // c with these sizes (the rest of c kept)
 constexpr sf::config sized(sf::config c, std::size_t V, std::size_t D, std::size_t H, std::size_t L, std::size_t F,
                            std::size_t T) {
   c.V = V, c.D = D, c.H = H, c.L = L, c.F = F, c.T = T;
   return c;
 }
+// The same past 8 MiB of weights (a tied head of 8000 × 288: the decoder's weights_from_memory
+// paths, and a head copy of many panels, one matrix product per panel for several rows): still
+// sf::infer's bits.
 constexpr sf::config past_8_mib(sf::config c) {  // c at a shape whose weights pass 8 MiB (tied)
   return sized(c, 8000, 288, 4, 1, 100, 24);
 }

@@ -199,7 +199,7 @@ int evaluate(const sf::params<C, W>& weights, const job<Tok>& j, const char* con
 // products are not counted) with its share of the FMA peak (peak.hpp). The peak is measured before
 // the first count (print_cpu's line) and after every run of every count, the share is of the best
 // of those measurements, and the lines are printed once all are in. (On a shared VM one
-// measurement swings up to 2× within a minute — 46 to 80 GFLOP/s on the Zen 3 of
+// measurement swings up to 2× within a minute — 45 to 82 GFLOP/s on the Zen 3 of
 // docs/benchmarks.md — while the products' rate hardly moves: a share of the one measurement
 // beside it was a share of that noise. The best is the ceiling, as the roofline scripts take the
 // best bandwidth.) Times are the thread's CPU time, as the peak's: other processes on a shared core
