@@ -42,23 +42,26 @@
 //   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too, over the
 //   copy stored panel by panel so that it streams: kernels::gemv_panels), and for float weights
 //   past 512 KiB a copy of the blocks by panels (and of an untied head: .panel_copy below),
-//   the buffers of a step (B rows) and of a prefill chunk (P rows), and, when B > 1, the logits of
-//   a step's rows (B, V) before they go to their streams' (a step of R < B active streams runs its
-//   R rows, padded, through each product: step(tokens, active)).
+//   the buffers of a step (B rows) and of a prefill chunk (P rows, and Q = P/4 when P ≥ 32), and,
+//   when B > 1, the logits of a step's rows (B, V) before they go to their streams' (a step of
+//   R < B active streams runs its R rows, padded, through each product: step(tokens, active)).
 // The cache of stream b is zeroed by reset(b), so positions past a stream's own are always
 // finite (0 or values this stream wrote), which keeps "probability 0 times a value" exactly 0.
 //
 // Prefill runs the prompt in chunks of P = min(16, T) positions through the matrix–matrix
 // kernels; a chunk that would run past T starts earlier and recomputes positions already in the
 // cache (same inputs, same bits). Prompts of fewer than P/4 new tokens go through single steps, and
-// so do the last tokens of a longer prompt when fewer than P/4 remain after its full chunks; a
+// so do the last tokens of a longer prompt when fewer than P/4 remain after its full chunks. From
+// P = 32 on there is a second chunk of Q = P/4 positions: the last 2Q positions or fewer go in
+// chunks of Q, down to q_min (below), not in one chunk of P mostly of padding. A
 // prompt's single steps compute the head (and its final norm) only at its last position, and a
 // chunk's last layer only the keys and values of its positions (and the rest of the layer for the
 // prompt's last position, in its last chunk, as a step).
 //
 // Options (the third template argument, sf::decoder_options; both choices give the same bits):
 //   .prefill_chunk   P above (≥ 1). 1: prefill runs single steps and the decoder holds no chunk
-//                    buffers (7·P·D + P·F + P·T floats fewer: 48 KiB at nano).
+//                    buffers (7·P·D + P·F + P·T floats fewer: 48 KiB at nano; from P = 32 on, a
+//                    quarter more for the chunk of Q).
 //   .tied_head_copy  a float tied model keeps tok_embᵀ (D, V) for a vector–matrix head (true), or
 //                    reads tok_emb in place, one dot product per token (false: D·V floats fewer,
 //                    the weights can stay in flash untouched).
@@ -130,6 +133,17 @@ class decoder {
   // interleaved, on 256-bit vectors; int8 one column block per pass; kernels/weights_in.hpp).
   static constexpr bool weights_from_memory = sizeof(weights_t) > (std::size_t{8} << 20);
   static constexpr auto where = weights_from_memory ? kernels::weights_in::memory : kernels::weights_in::cache;
+  // A second, smaller prefill chunk of Q = P/4 positions when P ≥ 32, for what is left of a prompt
+  // after its chunks of P (the whole prompt, if shorter): up to 2Q positions go in chunks of Q, not
+  // in a chunk of P whose other rows are padding. Fewer than q_min go in single steps: Q/4 with
+  // weights from memory, where each step reads every weight (a stories15M-shaped model's 13-token
+  // prompt: 2.5 times faster than its steps); P/4, as without chunks of Q, with weights in cache,
+  // where a step is cheap and a chunk's code is slow on its first run (stories260K's 4-token prompt
+  // took 1.6 times its steps' time as a chunk of 16; docs/benchmarks.md, "Zen 3: the first prefill
+  // of a process").
+  static constexpr std::size_t Q = P >= 32 ? P / 4 : 0;
+  static constexpr bool small_chunks = Q > 1;
+  static constexpr std::size_t q_min = weights_from_memory ? Q / 4 : P / 4;
   // Float weights past 512 KiB (decoder_options::panel_copy), more than the L2 of a small core
   // holds (a Zen 3's: its matrices then come from L3 at every token): a copy of the blocks with
   // every matrix stored by panels (blocks_p_, panels of HN columns), so that a step's products read
@@ -253,8 +267,6 @@ class decoder {
  private:
   using rows_d = tensor<T, Batch<B>, Model<D>>;    // (B, D): one row per stream
   using rows_f = tensor<T, Batch<B>, Ffn<C.F>>;    // (B, F)
-  using chunk_d = tensor<T, Batch<1>, Seq<P>, Model<D>>;  // (1, P, D): P positions of one stream
-  using chunk_f = tensor<T, Batch<1>, Seq<P>, Ffn<C.F>>;  // (1, P, F)
   using norm = layers::norm<C, T>;
   using attn = layers::attention<C, T>;
   using ffn = layers::ffn<C, T>;
@@ -314,30 +326,38 @@ class decoder {
                          " tokens, ", n, " more do not fit; call slide(b, keep) or reset(b)");
   }
 
-  // Stream b: positions [a, end) from hist_ (a < end ≤ T); logits of position end-1. Single steps
-  // before the last position skip the head: their logits are not needed (a stories15M-shaped
-  // model's head is 61% of the bytes a step reads).
+  // Stream b: positions [a, end) from hist_ (a < end ≤ T); logits of position end-1. Chunks of P
+  // while more than 2Q positions are left (and at least P/4), then chunks of Q while at least q_min
+  // are (small_chunks), then single steps. Single steps before the last position skip the head:
+  // their logits are not needed (a stories15M-shaped model's head is 61% of the bytes a step
+  // reads).
   constexpr void run(std::size_t b, std::size_t a, std::size_t end) {
-    if (!chunks || (end - a) * 4 < P) {  // a few tokens (or no chunk buffers): single steps
-      for (std::size_t t = a; t < end; ++t) step_rows<1>(&b, t + 1 == end);
-      return;
-    }
     if constexpr (chunks) {
-      std::size_t s0 = 0, c = a;
-      for (; c < end; c = s0 + P) {
-        if (c > a && (end - c) * 4 < P) break;  // a few tokens after the last full chunk: single steps
-        s0 = c + P <= S ? c : S - P;  // a chunk ending past T starts earlier (recomputes cached positions)
-        chunk(b, s0, end, s0 + P >= end ? end - 1 - s0 : P);  // (the last chunk: its last position's output)
+      std::size_t c = a;
+      while (c < end) {
+        const std::size_t left = end - c;
+        if (left > 2 * Q && left * 4 >= P) c = chunk_at<P>(b, c, end);
+        else if (small_chunks && left >= q_min) c = chunk_at<(small_chunks ? Q : P)>(b, c, end);
+        else break;
       }
-      if (c < end) {
-        pos_[b] = c;
-        for (std::size_t t = c; t < end; ++t) step_rows<1>(&b, t + 1 == end);
-        return;
-      }
-      const std::size_t r = end - 1 - s0;  // the last position's row in the last chunk
-      head_row(logits_.data() + b * V, cx_.data() + r * D);
-      pos_[b] = end;
+      if (c == end) return;
+      pos_[b] = c;
     }
+    for (std::size_t t = pos_[b]; t < end; ++t) step_rows<1>(&b, t + 1 == end);  // a few tokens: single steps
+  }
+  // One chunk of R positions from c (R = P or Q), the next position to run returned. A chunk that
+  // would end past T starts earlier (it recomputes cached positions: the same inputs, the same
+  // bits). The chunk holding position end-1 runs its last layer for that row as well and leaves
+  // its logits; pos_[b] is then end.
+  template <std::size_t R>
+  constexpr std::size_t chunk_at(std::size_t b, std::size_t c, std::size_t end) {
+    const std::size_t s0 = c + R <= S ? c : S - R;
+    const bool last = s0 + R >= end;
+    chunk<R>(b, s0, end, last ? end - 1 - s0 : R);  // (the last chunk: its last position's output)
+    if (!last) return s0 + R;
+    head_row(logits_.data() + b * V, chunk_buffers_of<R>().x.data() + (end - 1 - s0) * D);
+    pos_[b] = end;
+    return end;
   }
 
   // logits_row (V) = norm_f(x_row) · W_head        x_row: (D)
@@ -449,46 +469,48 @@ class decoder {
     else return xq_f_;
   }
 
-  // ------------------------------------------------------------ prefill: one chunk of P positions
-  // Stream b, positions [s0, s0+P): x = embed(tokens), then every block (the layers' own forward
-  // for rows at positions: keys and values of all P positions written to the cache). Positions ≥ end
-  // (padding of the last chunk) use token 0; their cache entries lie past the stream's position and
-  // are overwritten before being read. Only row `out` (< P; P: none) of the last block's output is
-  // read afterwards (the prompt's last position, for its logits): the last block writes the keys
-  // and values of all P positions (attention::keys_values_chunk) and runs the rest for that row
-  // alone, as a step does (the same bits: both are sf::infer's), its output in row `out` of cx_.
+  // ------------------------------------------------------------ prefill: one chunk of R positions
+  // Stream b, positions [s0, s0+R) (R = P or Q): x = embed(tokens), then every block (the layers'
+  // own forward for rows at positions: keys and values of all R positions written to the cache).
+  // Positions ≥ end (padding of the last chunk) use token 0; their cache entries lie past the
+  // stream's position and are overwritten before being read. Only row `out` (< R; R: none) of the
+  // last block's output is read afterwards (the prompt's last position, for its logits): the last
+  // block writes the keys and values of all R positions (attention::keys_values_chunk) and runs the
+  // rest for that row alone, as a step does (the same bits: both are sf::infer's), its output in
+  // row `out` of the chunk's x.
+  template <std::size_t R>
   constexpr void chunk(std::size_t b, std::size_t s0, std::size_t end, std::size_t out) {
     const weights_t& p = *w_;
     const product lin{this};
-    for (std::size_t i = 0; i < P; ++i) {
+    auto& [cx, ca, cy, ch, ch2, cw] = chunk_buffers_of<R>();
+    for (std::size_t i = 0; i < R; ++i) {
       const std::size_t t = s0 + i;
-      embed_row(cx_.data() + i * D, t < end ? hist_(b, t) : 0, t);
+      embed_row(cx.data() + i * D, t < end ? hist_(b, t) : 0, t);
     }
     for (std::size_t l = 0; l < L; ++l) {
       const auto& bp = p.blocks[l];
       // x += attn(norm1(x))
-      for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm1);
+      for (std::size_t i = 0; i < R; ++i) norm::row(ca.data() + i * D, cx.data() + i * D, bp.norm1);
       if (l + 1 == L) {  // the last block: the cache's keys and values; the output of row `out` alone
-        attn::keys_values_chunk(lin, ca_, bp.attn, cache_[l], b, s0, cw_);
-        if (out < P) {
+        attn::keys_values_chunk(lin, ca, bp.attn, cache_[l], b, s0, cw);
+        if (out < R) {
           using rd = view<T, shape<Batch<1>>, Model<D>, D>;
           using rf = view<T, shape<Batch<1>>, Ffn<C.F>, C.F>;
           const std::size_t keep = pos_[b];
-          for (std::size_t i = 0; i < D; ++i) x_[i] = cx_[out * D + i];
+          for (std::size_t i = 0; i < D; ++i) x_[i] = cx[out * D + i];
           pos_[b] = s0 + out;  // (the step's position: its key and value, already cached, are written again)
           layer_rows<1>(l, &b, rd{x_.data()}, rd{a_.data()}, rd{y_.data()}, rf{f_.data()});
           pos_[b] = keep;
-          for (std::size_t i = 0; i < D; ++i) cx_[out * D + i] = x_[i];
+          for (std::size_t i = 0; i < D; ++i) cx[out * D + i] = x_[i];
         }
         return;
       }
-      attn::forward_chunk(lin, cy_, ca_, bp.attn, cache_[l], b, s0, cw_);
-      for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
+      attn::forward_chunk(lin, cy, ca, bp.attn, cache_[l], b, s0, cw);
+      for (std::size_t i = 0; i < R * D; ++i) cx[i] += cy[i];
       // x += ffn(norm2(x))
-      for (std::size_t i = 0; i < P; ++i) norm::row(ca_.data() + i * D, cx_.data() + i * D, bp.norm2);
-      if constexpr (gated_buffers) ffn::decode_rows(lin, cy_, ca_, bp.ffn, ch_, ch2_);
-      else ffn::decode_rows(lin, cy_, ca_, bp.ffn, ch_, none{});
-      for (std::size_t i = 0; i < P * D; ++i) cx_[i] += cy_[i];
+      for (std::size_t i = 0; i < R; ++i) norm::row(ca.data() + i * D, cx.data() + i * D, bp.norm2);
+      ffn::decode_rows(lin, cy, ca, bp.ffn, ch, ch2);
+      for (std::size_t i = 0; i < R * D; ++i) cx[i] += cy[i];
     }
   }
 
@@ -604,11 +626,22 @@ class decoder {
   [[no_unique_address]] maybe<gated_buffers, rows_f> f2_{};  // a second (B, F) when the feed-forward needs it
   typename attn::template rows_scratch<B, false> sw_{};
   tensor<T, Model<D>> row_{};  // one (D) scratch row: the final norm of a prefill's last position, an int8 position row
-  // prefill chunk buffers (P rows; none when P = 1)
-  [[no_unique_address]] maybe<chunks, chunk_d> cx_{}, ca_{}, cy_{};
-  [[no_unique_address]] maybe<chunks, chunk_f> ch_{};
-  [[no_unique_address]] maybe<chunks && gated_buffers, chunk_f> ch2_{};
-  [[no_unique_address]] maybe<chunks, typename attn::template rows_scratch<P, true>> cw_{};
+  // prefill chunk buffers of R rows: the residual stream, a norm's output, a sub-layer's output,
+  // the feed-forward's hidden rows (two when it needs them), attention's scratch
+  template <std::size_t R>
+  struct chunk_buffers {
+    tensor<T, Batch<1>, Seq<R>, Model<D>> x, a, y;
+    tensor<T, Batch<1>, Seq<R>, Ffn<C.F>> h;
+    [[no_unique_address]] maybe<gated_buffers, tensor<T, Batch<1>, Seq<R>, Ffn<C.F>>> h2;
+    typename attn::template rows_scratch<R, true> w;
+  };
+  template <std::size_t R>
+  constexpr auto& chunk_buffers_of() {
+    if constexpr (R == P) return cp_;
+    else return cq_;
+  }
+  [[no_unique_address]] maybe<chunks, chunk_buffers<P>> cp_{};          // P rows (none when P = 1)
+  [[no_unique_address]] maybe<small_chunks, chunk_buffers<Q>> cq_{};    // Q rows (none when Q = 0)
 };
 
 }  // namespace sf

@@ -129,6 +129,21 @@ TEST(Decode, MaskedStepsWeightsFromMemory) {
   check_masked_steps<weights_from_memory()>(63);
 }
 
+// Past 8 MiB with prefill chunks of 32 and of 8 (sf::decoder::small_chunks): with weights from
+// memory a chunk of 8 takes from 2 positions on (q_min = Q/4), so prompts of 2 to 16 positions
+// end in chunks of 8; every kind of prompt still gives sf::infer's bits.
+TEST(Decode, SmallChunksWeightsFromMemory) {
+  constexpr sf::config c = [] {
+    sf::config x = weights_from_memory();
+    x.T = 40;
+    return x;
+  }();
+  constexpr sf::decoder_options O{.prefill_chunk = 32};
+  using dec = sf::decoder<c, float, O>;
+  static_assert(dec::weights_from_memory && dec::small_chunks && dec::Q == 8 && dec::q_min == 2);
+  for (std::size_t n : {1u, 2u, 3u, 5u, 8u, 9u, 16u, 17u, 20u, 33u, 39u, 40u}) check_prefill_then_steps<c, O>(n, 700 + n);
+}
+
 // Past 8 MiB, untied (lm_head's copy by panels, the rows of several streams through it panel by
 // panel) and with biases, layer norm and learned positions (the panel products start from the
 // bias): still sf::infer's bits.

@@ -16,7 +16,8 @@
 
 namespace sf_test {
 
-template <sf::config C>
+// a: prefilled (a decoder with options O), b: every stream stepped from position 0, f: float.
+template <sf::config C, sf::decoder_options O = sf::decoder_options{}>
 void check_int8_decoder(std::size_t n0_, double max_rel_rms) {
   const std::size_t n0 = n0_ < C.T ? n0_ : C.T - 1;
   static sf::params<C> p;
@@ -24,7 +25,8 @@ void check_int8_decoder(std::size_t n0_, double max_rel_rms) {
   randomize(p, 7 + n0);
   sf::quantize(q, p);
   const auto tok = random_tokens(C.T, C.V, 3 + n0);
-  static sf::decoder<C, sf::int8> a, b;
+  static sf::decoder<C, sf::int8, O> a;
+  static sf::decoder<C, sf::int8> b;
   static sf::decoder<C> f;
   a.use(q), b.use(q), f.use(p);
   std::vector<float> la, lb, lf;
