@@ -37,10 +37,10 @@ inline std::vector<std::int32_t> random_tokens(std::size_t n, std::size_t V, std
 // ref-llama2's model with a longer context (T = 80), for decoders whose prefill chunk (32 and
 // more) has a smaller one (sf::decoder::small_chunks): every prompt length (test_decode) and a few
 // (test_decode_int8).
-inline constexpr sf::config long_llama2{{.V = 90, .T = 80, .D = 48, .H = 6, .kv_heads = 2, .L = 2, .F = 100,
-                                         .ffn = sf::ffn_kind::gated, .norm = sf::norm_kind::rmsnorm,
-                                         .position = sf::position_kind::rope, .activation = sf::activation_kind::silu,
-                                         .tied = false, .bias = false},
-                                        {.B = 2}};
+inline constexpr sf::config long_llama2 = [] {
+  sf::config c = sf::configs::ref_llama2;
+  c.T = 80;
+  return c;
+}();
 
 }  // namespace sf_test

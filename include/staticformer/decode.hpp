@@ -332,18 +332,18 @@ class decoder {
   // their logits are not needed (a stories15M-shaped model's head is 61% of the bytes a step
   // reads).
   constexpr void run(std::size_t b, std::size_t a, std::size_t end) {
+    std::size_t c = a;  // the next position to run
     if constexpr (chunks) {
-      std::size_t c = a;
       while (c < end) {
         const std::size_t left = end - c;
         if (left > 2 * Q && left * 4 >= P) c = chunk_at<P>(b, c, end);
         else if (small_chunks && left >= q_min) c = chunk_at<(small_chunks ? Q : P)>(b, c, end);
         else break;
       }
-      if (c == end) return;
-      pos_[b] = c;
+      if (c == end) return;  // (the last chunk left the logits and the position)
     }
-    for (std::size_t t = pos_[b]; t < end; ++t) step_rows<1>(&b, t + 1 == end);  // a few tokens: single steps
+    pos_[b] = c;
+    for (std::size_t t = c; t < end; ++t) step_rows<1>(&b, t + 1 == end);  // a few tokens: single steps
   }
   // One chunk of R positions from c (R = P or Q), the next position to run returned. A chunk that
   // would end past T starts earlier (it recomputes cached positions: the same inputs, the same
