@@ -501,6 +501,10 @@ TEST(Llama2c, RefusesBadFiles) {
   const std::size_t wq0 = 256 + (2 * 2 + 1) * 64 * 4 + 96 * 64 * 4;  // blocks.0.attn.wq, llama2.c's [out, in]
   std::memcpy(b.data() + wq0 + (1 * 64 + 2) * 4, &inf, 4);            // its row 1, column 2
   EXPECT_REFUSED(b, "tensor blocks.0.attn.wq: element [2, 1] is inf");
+  // Two: the first in the file's order is named, not the first in ours ([0, 3] comes before [2, 1]).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(b.data() + wq0 + (3 * 64 + 0) * 4, &nan, 4);  // its row 3, column 0: ours [0, 3]
+  EXPECT_REFUSED(b, "tensor blocks.0.attn.wq: element [2, 1] is inf");
   // From a path: a missing file, a directory.
   EXPECT_NE(std::string(io::read_llama2c(data_dir + "none.bin").message()).find("cannot open"), std::string::npos);
   EXPECT_NE(std::string(io::read_llama2c(data_dir).message()).find("not a regular file"), std::string::npos);

@@ -325,18 +325,29 @@ result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::str
           continue;
         }
         llama2c_tensor& t = m.tensors[index.at(name)];
-        // t[c, r] = file[r, c] when transposed (ours [in, out]), else the same order.
-        auto put = [&](std::size_t i, float v) -> std::string {
-          const std::size_t at = r.transpose ? (i % cols) * rows + i / cols : i;
-          if (!std::isfinite(v))
-            return detail::cat({"tensor ", name, ": element ", index_text(t.shape, at), " is ",
-                                std::isnan(v) ? "nan" : detail::format_double(v)});
-          t.values[at] = v;
+        // t[c, r] = file[r, c] when transposed (ours [in, out]), else the same order. value(i): the
+        // file's element i (row-major, rows × cols). Written row by row, without a division per
+        // element; then, when any value is not finite, the first one in the file's order is named.
+        auto fill = [&](auto value) -> std::string {
+          float* const dst = t.values.data();
+          for (std::size_t row = 0; row < rows; ++row) {
+            const std::size_t i0 = row * cols;
+            if (r.transpose)
+              for (std::size_t c = 0; c < cols; ++c) dst[c * rows + row] = value(i0 + c);
+            else
+              for (std::size_t c = 0; c < cols; ++c) dst[i0 + c] = value(i0 + c);
+          }
+          if (detail::all_finite_f32(std::as_bytes(std::span<const float>(dst, n)))) return {};
+          for (std::size_t i = 0; i < n; ++i)
+            if (const float v = value(i); !std::isfinite(v))
+              return detail::cat({"tensor ", name, ": element ",
+                                  index_text(t.shape, r.transpose ? (i % cols) * rows + i / cols : i), " is ",
+                                  std::isnan(v) ? "nan" : detail::format_double(v)});
           return {};
         };
         if (r.k == kind::f32) {
-          for (std::size_t i = 0; i < n; ++i)
-            if (std::string e = put(i, get_f32(p + 4 * i)); !e.empty()) return fail(origin, version, e);
+          if (std::string e = fill([p](std::size_t i) { return get_f32(p + 4 * i); }); !e.empty())
+            return fail(origin, version, e);
           off += 4 * n;
         } else {
           llama2c_q8 q{name, rows, cols, std::vector<std::int8_t>(n), std::vector<float>(n / gs)};
@@ -348,13 +359,15 @@ result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::str
                           std::isnan(s) ? "nan" : detail::format_double(s), " (expected finite, >= 0)");
             q.scales[g] = s;
           }
-          for (std::size_t i = 0; i < n; ++i) {
+          for (std::size_t i = 0; i < n; ++i)
             if (q.q[i] == -128)
               return fail(origin, version, "tensor ", name, ": int8 value -128 at ", num(i),
                           " (Q8_0's range is [-127, 127])");
-            if (std::string e = put(i, static_cast<float>(q.q[i]) * q.scales[i / gs]); !e.empty())
-              return fail(origin, version, e);
-          }
+          const std::int8_t* const qv = q.q.data();
+          const float* const sv = q.scales.data();
+          if (std::string e = fill([qv, sv, gs](std::size_t i) { return static_cast<float>(qv[i]) * sv[i / gs]; });
+              !e.empty())
+            return fail(origin, version, e);
           off += n + 4 * (n / gs);
           m.quantized.push_back(std::move(q));
         }

@@ -98,7 +98,17 @@ std::string index_string(const shape_t& shape, std::size_t i) {
   }
   return to_string(idx);
 }
-bool not_finite(double v) { return !std::isfinite(v); }
+bool not_finite_t::operator()(double v) const { return !std::isfinite(v); }
+bool all_finite_f32(std::span<const std::byte> d) {
+  const std::size_t n = d.size() / 4;
+  std::uint32_t any = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t b;
+    std::memcpy(&b, d.data() + 4 * i, 4);
+    any |= static_cast<std::uint32_t>((b & 0x7f800000u) == 0x7f800000u);
+  }
+  return any == 0;
+}
 void push_slot(std::vector<slot>& out, const sf::param_name& n, dtype type, const std::size_t* extents,
                std::size_t rank, const void* data, std::size_t size) {
   out.push_back({std::string(n.c_str(), n.size()), type, shape_t(extents, extents + rank), data, size});
