@@ -141,7 +141,7 @@ sf::status load_optimizer(const std::string& path, const std::vector<slot>& m_sl
 
   // AdamW's moments are finite, and v (a mean of squares) is not negative.
   auto moment_problem = [&](const std::string& name, const tensor_info& t, bool is_v) -> std::string {
-    if (std::string bad = find_value(*f, t, not_finite); !bad.empty())
+    if (std::string bad = find_not_finite(*f, t); !bad.empty())
       return "tensor " + detail::quoted(name) + ": " + bad + " (optimizer moments must be finite)";
     if (is_v)
       if (std::string bad = find_value(*f, t, [](double x) { return x < 0; }); !bad.empty())

@@ -743,7 +743,7 @@ result<std::vector<llama2c_tensor>> read_checkpoint_tensors(const file& f, const
       if (t->shape != shape)
         return detail::fail({"'", origin, "': tensor '", name, "': expected shape ", to_string(shape), ", found ",
                              to_string(t->shape)});
-      if (std::string e = detail::find_value(f, *t, detail::not_finite); !e.empty())
+      if (std::string e = detail::find_not_finite(f, *t); !e.empty())
         return detail::fail({"'", origin, "': tensor '", name, "': ", e});
       llama2c_tensor x{name, shape, std::vector<float>(t->elements())};
       detail::convert(t->type, f.data(*t), x.values.data(), x.values.size());

@@ -29,7 +29,7 @@ sf::status load_slots(const file& f, const sf::arch& c, const std::vector<slot>&
   if (sf::status s = found.status(); !s) return s;
   if (!options.allow_non_finite)
     for (const slot& sl : slots)
-      if (std::string bad = find_value(f, *f.find(sl.name), not_finite); !bad.empty())
+      if (std::string bad = find_not_finite(f, *f.find(sl.name)); !bad.empty())
         return fail({"tensor '", sl.name, "': ", bad, " (weights must be finite)"});
   for (const slot& sl : slots) {
     const tensor_info& info = *f.find(sl.name);

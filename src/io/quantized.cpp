@@ -73,7 +73,7 @@ sf::status check_quantized(const file& f, const sf::arch& c, const std::vector<q
       }
     } else {  // float vectors (norms, biases, positions): finite, as in a float checkpoint
       if (const tensor_info* t = expect(name, dtype::F32, sl.shape))
-        if (std::string bad = find_value(f, *t, not_finite); !bad.empty())
+        if (std::string bad = find_not_finite(f, *t); !bad.empty())
           found.add(cat({"tensor '", name, "': ", bad, " (weights must be finite)"}));
     }
   }

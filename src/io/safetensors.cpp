@@ -98,7 +98,6 @@ std::string index_string(const shape_t& shape, std::size_t i) {
   }
   return to_string(idx);
 }
-bool not_finite_t::operator()(double v) const { return !std::isfinite(v); }
 bool all_finite_f32(std::span<const std::byte> d) {
   const std::size_t n = d.size() / 4;
   std::uint32_t any = 0;
@@ -108,6 +107,10 @@ bool all_finite_f32(std::span<const std::byte> d) {
     any |= static_cast<std::uint32_t>((b & 0x7f800000u) == 0x7f800000u);
   }
   return any == 0;
+}
+std::string find_not_finite(const file& f, const tensor_info& t) {
+  if (t.type == dtype::F32 && all_finite_f32(f.data(t))) return {};
+  return find_value(f, t, [](double v) { return !std::isfinite(v); });
 }
 void push_slot(std::vector<slot>& out, const sf::param_name& n, dtype type, const std::size_t* extents,
                std::size_t rank, const void* data, std::size_t size) {

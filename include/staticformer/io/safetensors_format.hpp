@@ -359,20 +359,12 @@ std::string index_string(const shape_t& shape, std::size_t i);
 // Whether every float32 of d (little-endian, d.size()/4 of them) is finite: no exponent of all
 // ones (inf, nan), tested on the bits with an or over the whole span (vectorized: no early exit).
 bool all_finite_f32(std::span<const std::byte> d);
-// not_finite(v): !isfinite(v); find_value(f, t, not_finite) first tests an F32 tensor whole with
-// all_finite_f32, and only scans it element by element when some value is not finite.
-struct not_finite_t {
-  bool operator()(double v) const;
-};
-inline constexpr not_finite_t not_finite{};
 
 // The first element of an F32 or F64 tensor for which bad(value) holds, as "element [3, 1] is
 // nan" (its index and value), or "" when there is none (or the dtype is not F32 or F64).
 template <class Bad>
 std::string find_value(const file& f, const tensor_info& t, Bad bad) {
   const std::span<const std::byte> d = f.data(t);
-  if constexpr (std::is_same_v<Bad, not_finite_t>)
-    if (t.type == dtype::F32 && all_finite_f32(d)) return {};
   auto scan = [&](auto proto) -> std::string {
     using S = decltype(proto);
     const std::size_t n = d.size() / sizeof(S);
@@ -390,6 +382,9 @@ std::string find_value(const file& f, const tensor_info& t, Bad bad) {
   if (t.type == dtype::F64) return scan(double{});
   return {};
 }
+// find_value for a value that is not finite: an F32 tensor is first tested whole
+// (all_finite_f32), and scanned element by element only when some value is not finite.
+std::string find_not_finite(const file& f, const tensor_info& t);
 
 template <class T>
 constexpr bool accepts(dtype found) {  // exact, or an exact widening F32 -> double
