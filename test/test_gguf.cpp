@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -324,6 +325,14 @@ TEST(Gguf, WritesF16) {
   EXPECT_NE(std::string(refused.message()).find("beyond float16's range"), std::string::npos) << refused.message();
   EXPECT_NE(std::string(refused.message()).find(w.name), std::string::npos) << refused.message();
   EXPECT_TRUE(io::serialize_gguf(big, {.type = io::gguf_type::F32}).is_ok());  // (F32 holds it)
+  // Q8_0: a block's scale is its largest |value| / 127 as a float16.
+  w.values[3] = 65504.0f * 127.0f;  // the largest scale: kept
+  EXPECT_TRUE(io::serialize_gguf(big, {.type = io::gguf_type::Q8_0}).is_ok());
+  w.values[3] = -65520.0f * 127.0f;  // a scale that rounds to inf
+  refused = io::serialize_gguf(big, {.type = io::gguf_type::Q8_0});
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(std::string(refused.message()).find("makes a Q8_0 scale (|value| / 127) beyond float16's range"),
+            std::string::npos) << refused.message();
 }
 
 TEST(Gguf, HalfConversions) {
@@ -509,6 +518,53 @@ TEST(Gguf, BadFilesAreRefused) {
   auto missing = io::read_gguf(data_dir + "no-such.gguf");
   EXPECT_FALSE(missing.is_ok());
   EXPECT_NE(std::string(missing.message()).find("cannot open"), std::string::npos);
+}
+
+// read_gguf_header (what `staticformer run` reads of a GGUF file when its executable exists):
+// read_gguf's model without the values, from the file's first bytes or, when the header does not
+// fit in them, the whole file; the extents checked against the file's size, the values not read.
+TEST(Gguf, HeaderAloneIsReadGgufsModelWithoutTheValues) {
+  for (const char* name : {"llama_f32.gguf", "llama_f16.gguf", "llama_q8.gguf", "from_llama2c.gguf", "tiny_f16.gguf"})
+    for (const std::uint64_t prefix : {std::uint64_t{4} << 20, std::uint64_t{64}}) {  // (64: read again whole)
+      SCOPED_TRACE(std::string(name) + " " + std::to_string(prefix));
+      const auto whole = io::read_gguf(data_dir + name);
+      ASSERT_TRUE(whole) << whole.message();
+      const auto h = io::read_gguf_header(data_dir + name, prefix);
+      ASSERT_TRUE(h) << h.message();
+      EXPECT_EQ(h->arch, whole->arch);
+      EXPECT_EQ(h->version, whole->version);
+      EXPECT_EQ(h->alignment, whole->alignment);
+      EXPECT_EQ(h->name, whole->name);
+      EXPECT_EQ(h->tokenizer_model, whole->tokenizer_model);
+      EXPECT_EQ(h->tokens, whole->tokens);
+      EXPECT_EQ(h->scores, whole->scores);
+      EXPECT_EQ(h->token_types, whole->token_types);
+      EXPECT_EQ(h->bos_id, whole->bos_id);
+      EXPECT_EQ(h->eos_id, whole->eos_id);
+      EXPECT_TRUE(h->tensors.empty() && h->quantized.empty() && h->half.empty());
+    }
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::vector<std::byte>& b) {
+    const std::string path = dir + "sf_gguf_header.gguf";
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    return path;
+  };
+  const std::vector<std::byte> good = read_bytes(data_dir + "llama_f32.gguf");
+  auto b = good;
+  b.resize(b.size() - 40);  // truncated: the extents are checked against the file's size
+  std::string path = write(b);
+  const auto cut = io::read_gguf_header(path);
+  ASSERT_FALSE(cut);
+  EXPECT_NE(std::string(cut.message()).find("truncated: tensor '"), std::string::npos) << cut.message();
+  EXPECT_EQ(std::string(cut.message()), std::string(io::read_gguf(path).message()));
+  b = good;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(b.data() + b.size() - 4, &nan, 4);  // a value that is not a number: only read_gguf reads values
+  path = write(b);
+  EXPECT_TRUE(io::read_gguf_header(path)) << io::read_gguf_header(path).message();
+  EXPECT_NE(std::string(io::read_gguf(path).message()).find("is nan"), std::string::npos) << io::read_gguf(path).message();
+  EXPECT_NE(std::string(io::read_gguf_header(data_dir + "no-such.gguf").message()).find("cannot open"), std::string::npos);
+  std::remove(path.c_str());
 }
 
 TEST(Gguf, BadTokenizersAreRefused) {

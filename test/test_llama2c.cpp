@@ -510,4 +510,56 @@ TEST(Llama2c, RefusesBadFiles) {
   EXPECT_NE(std::string(io::read_llama2c(data_dir).message()).find("not a regular file"), std::string::npos);
 }
 
+// read_llama2c_header (what `staticformer run` reads of a llama2.c file when its executable
+// exists): read_llama2c's architecture, version and group size, no tensors; the file's size checked
+// as read_llama2c checks it, the values not read.
+TEST(Llama2c, HeaderAloneIsReadLlama2csHeader) {
+  for (const char* name : {"mha_shared.v1.bin", "gqa_unshared.v0.bin", "gqa_unshared_q8.v2_gs64.bin"}) {
+    SCOPED_TRACE(name);
+    const io::llama2c_model whole = read_ok(name);
+    const auto h = io::read_llama2c_header(data_dir + name);
+    ASSERT_TRUE(h) << h.message();
+    EXPECT_EQ(h->arch, whole.arch);
+    EXPECT_EQ(h->version, whole.version);
+    EXPECT_EQ(h->group_size, whole.group_size);
+    EXPECT_TRUE(h->tensors.empty());
+    EXPECT_TRUE(h->quantized.empty());
+  }
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sf_llama2c_header_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::vector<std::byte>& b) {
+    const std::string path = (dir / "x.bin").string();
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    return path;
+  };
+  const auto v1 = read_bytes(data_dir + "mha_shared.v1.bin");
+  auto b = v1;
+  b.pop_back();  // truncated: refused by both, with the same message
+  std::string path = write(b);
+  const auto cut = io::read_llama2c_header(path);
+  ASSERT_FALSE(cut);
+  EXPECT_NE(std::string(cut.message()).find("llama2.c v1: truncated: tensor blocks.1.ffn.w3"), std::string::npos) << cut.message();
+  EXPECT_EQ(std::string(cut.message()), std::string(io::read_llama2c(path).message()));
+  b = v1;
+  b.push_back(std::byte{0});  // oversized
+  path = write(b);
+  EXPECT_NE(std::string(io::read_llama2c_header(path).message()).find("oversized: 1 bytes after the last tensor"),
+            std::string::npos);
+  b = v1;
+  set_i32(b, 20, 7);  // a header that does not fit
+  path = write(b);
+  EXPECT_NE(std::string(io::read_llama2c_header(path).message()).find("n_heads 7 does not divide dim 64"),
+            std::string::npos);
+  b = v1;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::memcpy(b.data() + b.size() - 4, &inf, 4);  // a value that is not finite: only read_llama2c reads values
+  path = write(b);
+  EXPECT_TRUE(io::read_llama2c_header(path)) << io::read_llama2c_header(path).message();
+  EXPECT_NE(std::string(io::read_llama2c(path).message()).find("is inf"), std::string::npos);
+  EXPECT_NE(std::string(io::read_llama2c_header(data_dir + "none.bin").message()).find("cannot open"), std::string::npos);
+  EXPECT_NE(std::string(io::read_llama2c_header(data_dir).message()).find("not a regular file"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace

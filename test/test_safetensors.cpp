@@ -68,6 +68,31 @@ TEST(SafetensorsWriter, RoundTripEveryDtypeAndMetadata) {
   EXPECT_FALSE(g->has_metadata());
 }
 
+// add_view: the same file as add, from the caller's memory (read when serialized, not copied).
+TEST(SafetensorsWriter, ViewsWriteWhatCopiesWrite) {
+  std::vector<float> f32{1.5f, -2.25f, 3.0f, 0.0f, -0.0f, 1e-30f};
+  const std::vector<std::uint8_t> u8{0, 1, 255};
+  sf::io::writer copies, views;
+  copies.set_metadata("k", "v").add("f32", f32, {2, 3}).add("u8", dtype::U8, {3}, u8.data());
+  views.set_metadata("k", "v").add_view("f32", f32, {2, 3}).add_view("u8", dtype::U8, {3}, u8.data());
+  const auto a = copies.serialize(), b = views.serialize();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);
+  f32[0] = 7.0f;  // a view reads the memory when serialized; a copy was taken when added
+  const auto c = copies.serialize(), d = views.serialize();
+  ASSERT_TRUE(c && d);
+  EXPECT_EQ(*c, *a);
+  EXPECT_NE(*d, *a);
+  auto g = sf::io::file::parse(*d);
+  ASSERT_TRUE(g) << g.message();
+  const auto x = sf::io::read_f64(*g, "f32");
+  ASSERT_TRUE(x);
+  EXPECT_EQ((*x)[0], 7.0);
+  sf::io::writer bad;
+  bad.add_view("b", f32, {5});
+  EXPECT_MESSAGE(bad.check(), "tensor 'b': shape [5] holds 5 elements, but 6 were given");
+}
+
 TEST(SafetensorsWriter, RefusesDuplicatesReservedNamesAndBadPaths) {
   const std::vector<float> v{1, 2};
   sf::io::writer w;

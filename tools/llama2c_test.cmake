@@ -50,3 +50,18 @@ sf_error(1 "-z .*: " run "${model}" -z "${DATA}/llama2c/README.md" -t 0 -n 10)
 sf_error(2 "--save-int8: .*llama2.c model file" run "${model}" -z "${tok}" --save-int8 "${WORK}/x.safetensors")
 sf_error(2 "--top-k: llama2.c's recipe \\(--sampler llama2c\\) has no top-k" run "${model}" -z "${tok}" --sampler llama2c --top-k 5)
 sf_error(2 "--sampler: 'runc' is not llama2c" run "${model}" -z "${tok}" --sampler runc)
+
+# A file whose values are not all finite (test/data/bad/non-finite.llama2c.bin: runc_gqa's shape,
+# zeros but a NaN as tok_emb's first value). `staticformer` reads only a llama2.c file's header when
+# the executable for its shape exists, and the executable refuses the file; without one, the whole
+# file is read first, and refused before anything is compiled.
+set(nan_model "${DATA}/bad/non-finite.llama2c.bin")
+sf_error(1 "^staticformer run: '.*non-finite.llama2c.bin': llama2.c v0: tensor tok_emb.weight: element \\[0, 0\\] is nan"
+         run "${nan_model}" -z "${tok}" -t 0 -n 4)
+set(ENV{STATICFORMER_CACHE} "${WORK}/empty-cache")
+sf_error(1 "^staticformer run: .*non-finite.llama2c.bin: neither a staticformer checkpoint \\(.*\\) nor a llama2.c model file \\(.*tensor tok_emb.weight: element \\[0, 0\\] is nan"
+         run "${nan_model}" -z "${tok}" -t 0 -n 4)
+if(sf_err MATCHES "compiling" OR EXISTS "${WORK}/empty-cache")
+  message(FATAL_ERROR "staticformer run ${nan_model}: something was compiled before the file was refused:\n${sf_err}")
+endif()
+set(ENV{STATICFORMER_CACHE} "${WORK}/cache")

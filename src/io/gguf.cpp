@@ -287,7 +287,12 @@ const gguf_tensor* gguf_model::find(std::string_view n) const { return find_name
 const gguf_q8* gguf_model::find_q8(std::string_view n) const { return find_named(quantized, n); }
 
 
-result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin) {
+namespace {
+// parse_gguf of a file of `file_size` bytes; `bytes` its first bytes, all of them when `values`
+// (the tensors' values read), else at least the header's (read_gguf_header: everything but the
+// values, the tensors' extents checked against file_size).
+result<gguf_model> parse(std::span<const std::byte> bytes, std::uint64_t file_size, const std::string& origin,
+                         bool values) {
   try {
     cursor c{bytes, 0, {}};
     auto bad = [&] { return fail(origin, c.err); };
@@ -369,9 +374,9 @@ result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::strin
       alignment = *al;
     }
     const std::uint64_t data = (c.pos + alignment - 1) / alignment * alignment;  // c.pos <= size < 2^63
-    if (data > bytes.size())
-      return fail(origin, "truncated: the data starts at byte ", num(data), ", the file has ", num(bytes.size()));
-    const std::uint64_t data_bytes = bytes.size() - data;
+    if (data > file_size)
+      return fail(origin, "truncated: the data starts at byte ", num(data), ", the file has ", num(file_size));
+    const std::uint64_t data_bytes = file_size - data;
     std::vector<std::size_t> order(infos.size());
     for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
     for (const tinfo& t : infos) {
@@ -578,48 +583,67 @@ result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::strin
         return fail(origin, "tensor '", t.name, "': expected extents ", ne_text(s.ne), ", found ", ne_text(t.ne));
     }
     for (const gslot& s : slots) {
+      if (!values) break;
       const tinfo& t = infos[by_name.find(s.theirs)->second];
       const std::byte* p = bytes.data() + data + t.offset;
       const std::size_t n = static_cast<std::size_t>(t.elements);
       const std::size_t cols = static_cast<std::size_t>(t.ne[0]), rows = n / cols;  // ggml [rows = ne1, cols = ne0]
-      gguf_tensor x{s.ours, s.shape, std::vector<float>(n)};
+      gguf_tensor x{s.ours, s.shape, {}};
+      detail::resize_huge(x.values, n);  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
       gguf_q8 q;
-      if (t.type == 8) q = {s.ours, rows, cols, std::vector<std::int8_t>(n), std::vector<float>(n / 32)};
-      for (std::size_t i = 0; i < n; ++i) {
-        float v;
-        if (t.type == 0) {
-          std::uint32_t r = 0;
-          for (int k = 0; k < 4; ++k) r |= static_cast<std::uint32_t>(std::to_integer<std::uint8_t>(p[4 * i + k])) << (8 * k);
-          std::memcpy(&v, &r, 4);
-        } else if (t.type == 1) {
-          v = detail::f16_to_float(static_cast<std::uint16_t>(std::to_integer<std::uint8_t>(p[2 * i]) |
-                                                                   std::to_integer<std::uint8_t>(p[2 * i + 1]) << 8));
-        } else {
-          const std::byte* blk = p + (i / 32) * 34;
-          if (i % 32 == 0)
-            q.scales[i / 32] = detail::f16_to_float(static_cast<std::uint16_t>(
-                std::to_integer<std::uint8_t>(blk[0]) | std::to_integer<std::uint8_t>(blk[1]) << 8));
-          q.q[i] = static_cast<std::int8_t>(std::to_integer<std::uint8_t>(blk[2 + i % 32]));
-          v = static_cast<float>(q.q[i]) * q.scales[i / 32];
+      if (t.type == 8) {  // the blocks' values and scales (34 bytes a block: an F16 scale, 32 int8)
+        q = {s.ours, rows, cols, std::vector<std::int8_t>(n), std::vector<float>(n / 32)};
+        for (std::size_t b = 0; b < n / 32; ++b) {
+          const std::byte* blk = p + b * 34;
+          q.scales[b] = detail::f16_to_float(static_cast<std::uint16_t>(std::to_integer<std::uint8_t>(blk[0]) |
+                                                                        std::to_integer<std::uint8_t>(blk[1]) << 8));
+          std::memcpy(q.q.data() + b * 32, blk + 2, 32);
         }
-        // ours[c, r] = file[r, c] when transposed
-        const std::size_t at = s.transpose ? (i % cols) * rows + i / cols : i;
-        if (!std::isfinite(v))
-          return fail(origin, "tensor '", t.name, "': element ", detail::index_string(s.shape, at), " is ",
-                      std::isnan(v) ? "nan" : detail::format_double(v));
-        x.values[at] = v;
       }
+      // x[c, r] = file[r, c] when transposed (ours), else the same order
+      auto fill = [&](auto value) {
+        return detail::fill_rows(x.values.data(), rows, cols, s.transpose, s.shape, value);
+      };
+      auto f32 = [p](std::size_t i) {
+        std::uint32_t r = 0;
+        for (int k = 0; k < 4; ++k) r |= static_cast<std::uint32_t>(std::to_integer<std::uint8_t>(p[4 * i + k])) << (8 * k);
+        float v;
+        std::memcpy(&v, &r, 4);
+        return v;
+      };
+      auto f16 = [p](std::size_t i) {
+        return detail::f16_to_float(static_cast<std::uint16_t>(std::to_integer<std::uint8_t>(p[2 * i]) |
+                                                               std::to_integer<std::uint8_t>(p[2 * i + 1]) << 8));
+      };
+      const std::int8_t* const qv = q.q.data();
+      const float* const sv = q.scales.data();
+      auto q8 = [qv, sv](std::size_t i) { return static_cast<float>(qv[i]) * sv[i / 32]; };
+      if (const std::string e = t.type == 0 ? fill(f32) : t.type == 1 ? fill(f16) : fill(q8); !e.empty())
+        return fail(origin, "tensor '", t.name, "': ", e);
       m.tensors.push_back(std::move(x));
       if (t.type == 8) m.quantized.push_back(std::move(q));
       if (t.type == 1) m.half.push_back(s.ours);
     }
     return m;
   } catch (const std::bad_alloc&) {
-    return fail(origin, "out of memory for a file of ", num(bytes.size()), " bytes");
+    return fail(origin, "out of memory for a file of ", num(file_size), " bytes");
   }
 }
+}  // namespace
 
-result<gguf_model> read_gguf(const std::string& path) {
+result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin) {
+  return parse(bytes, bytes.size(), origin, true);
+}
+
+result<gguf_model> parse_gguf_header(std::span<const std::byte> bytes, std::uint64_t file_size, const std::string& origin) {
+  if (file_size < bytes.size()) return fail(origin, "the file's first ", num(bytes.size()), " bytes are more than its ", num(file_size));
+  return parse(bytes, file_size, origin, false);
+}
+
+namespace {
+// The file at `path` as read_gguf reads it: its first `prefix` bytes (all when prefix >= its size),
+// parsed (parse), with the values when `values` (then prefix is the largest file's size).
+result<gguf_model> read(const std::string& path, std::uint64_t prefix, bool values) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return detail::fail({"cannot open '", path, "': ", std::strerror(errno)});
   struct closer {
@@ -631,15 +655,25 @@ result<gguf_model> read_gguf(const std::string& path) {
   const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   if (size > gguf_max_file_bytes)
     return fail(path, "the file has ", num(size), " bytes, more than ", num(gguf_max_file_bytes), " (gguf_max_file_bytes)");
+  const std::uint64_t n = std::min(size, prefix);
   std::vector<std::byte> bytes;
   try {
-    bytes.resize(static_cast<std::size_t>(size));
+    detail::resize_huge(bytes, static_cast<std::size_t>(n));  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
   } catch (const std::bad_alloc&) {
     return fail(path, "out of memory for the file's ", num(size), " bytes");
   }
   if (std::fread(bytes.data(), 1, bytes.size(), f) != bytes.size())
     return fail(path, "the file was shorter than its size when read (", std::strerror(errno), ")");
-  return parse_gguf(bytes, path);
+  return values ? parse_gguf(bytes, path) : parse_gguf_header(bytes, size, path);
+}
+}  // namespace
+
+result<gguf_model> read_gguf(const std::string& path) { return read(path, gguf_max_file_bytes, true); }
+
+result<gguf_model> read_gguf_header(const std::string& path, std::uint64_t prefix) {
+  result<gguf_model> m = read(path, prefix, false);
+  if (m) return m;
+  return read(path, gguf_max_file_bytes, false);  // a longer header, or a bad one: the whole file's verdict
 }
 
 // ----------------------------------------------------------------------------- the tokenizer
@@ -750,8 +784,19 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
   if (!m.tokens.empty() && m.tokens.size() != a.V)
     return detail::fail({"GGUF: ", num(m.tokens.size()), " tokens for a vocabulary of ", num(a.V)});
   const std::vector<gslot> slots = llama_slots(a);
+  // A tensor's own Q8_0 blocks, when it has them (read from a Q8_0 file): written as they are.
+  auto own_blocks = [&m](const gslot& s) -> const gguf_q8* {
+    const gguf_q8* given = m.find_q8(s.ours);
+    std::size_t n = 1;
+    for (std::size_t d : s.shape) n *= d;
+    const std::size_t cols = s.ne[0], rows = n / cols;
+    return given && given->rows == rows && given->cols == cols && given->q.size() == n && given->scales.size() == n / 32
+               ? given
+               : nullptr;
+  };
   for (const gslot& s : slots) {
     const gguf_tensor* t = m.find(s.ours);
+    const bool new_blocks = o.type == gguf_type::Q8_0 && s.ne.size() == 2 && s.ne[0] % 32 == 0 && !own_blocks(s);
     std::size_t n = 1;
     for (std::size_t d : s.shape) n *= d;
     if (!t || t->shape != s.shape || t->values.size() != n)
@@ -762,6 +807,12 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
       if (o.type == gguf_type::F16 && s.ne.size() == 2 && std::fabs(t->values[i]) >= 65520.0f)  // (rounds to inf)
         return detail::fail({"GGUF: tensor '", s.ours, "': element ", detail::index_string(s.shape, i), " = ",
                              detail::format_double(t->values[i]), " is beyond float16's range (65504): write F32"});
+      // Q8_0's scale is the block's largest |value| / 127, a float16 (gguf-py's): one that rounds
+      // to infinity would write a block no reader takes.
+      if (new_blocks && std::fabs(t->values[i]) / 127.0f >= 65520.0f)
+        return detail::fail({"GGUF: tensor '", s.ours, "': element ", detail::index_string(s.shape, i), " = ",
+                             detail::format_double(t->values[i]),
+                             " makes a Q8_0 scale (|value| / 127) beyond float16's range (65504): write F32"});
     }
   }
   try {
@@ -824,8 +875,7 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
         for (float v : flat) d.uint(detail::float_to_f16(v), 2);
       } else if (!q8) {
         for (float v : flat) d.f32(v);
-      } else if (const gguf_q8* given = m.find_q8(s.ours);
-                 given && given->rows == rows && given->cols == cols && given->q.size() == n && given->scales.size() == n / 32) {
+      } else if (const gguf_q8* given = own_blocks(s)) {
         for (std::size_t g = 0; g < n / 32; ++g) {
           d.uint(detail::float_to_f16(given->scales[g]), 2);
           for (std::size_t k = 0; k < 32; ++k) d.uint(static_cast<std::uint8_t>(given->q[g * 32 + k]), 1);

@@ -309,7 +309,8 @@ result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::str
       index[name] = m.tensors.size();
       std::size_t n = 1;
       for (std::size_t d : shape) n *= d;
-      m.tensors.push_back({name, shape, std::vector<float>(n)});
+      m.tensors.push_back({name, shape, {}});
+      detail::resize_huge(m.tensors.back().values, n);  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
     }
     std::size_t off = start;
     for (const run& r : runs) {
@@ -325,25 +326,10 @@ result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::str
           continue;
         }
         llama2c_tensor& t = m.tensors[index.at(name)];
-        // t[c, r] = file[r, c] when transposed (ours [in, out]), else the same order. value(i): the
-        // file's element i (row-major, rows × cols). Written row by row, without a division per
-        // element; then, when any value is not finite, the first one in the file's order is named.
+        // t[c, r] = file[r, c] when transposed (ours [in, out]), else the same order
         auto fill = [&](auto value) -> std::string {
-          float* const dst = t.values.data();
-          for (std::size_t row = 0; row < rows; ++row) {
-            const std::size_t i0 = row * cols;
-            if (r.transpose)
-              for (std::size_t c = 0; c < cols; ++c) dst[c * rows + row] = value(i0 + c);
-            else
-              for (std::size_t c = 0; c < cols; ++c) dst[i0 + c] = value(i0 + c);
-          }
-          if (detail::all_finite_f32(std::as_bytes(std::span<const float>(dst, n)))) return {};
-          for (std::size_t i = 0; i < n; ++i)
-            if (const float v = value(i); !std::isfinite(v))
-              return detail::cat({"tensor ", name, ": element ",
-                                  index_text(t.shape, r.transpose ? (i % cols) * rows + i / cols : i), " is ",
-                                  std::isnan(v) ? "nan" : detail::format_double(v)});
-          return {};
+          std::string e = detail::fill_rows(t.values.data(), rows, cols, r.transpose, t.shape, value);
+          return e.empty() ? e : "tensor " + name + ": " + e;
         };
         if (r.k == kind::f32) {
           if (std::string e = fill([p](std::size_t i) { return get_f32(p + 4 * i); }); !e.empty())
@@ -379,40 +365,69 @@ result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::str
   }
 }
 
-result<llama2c_model> read_llama2c(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return detail::fail({"cannot open '", path, "': ", std::strerror(errno)});
-  struct closer {
-    std::FILE* f;
-    ~closer() { std::fclose(f); }
-  } c{f};
-  struct stat st {};
-  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
-    return detail::fail({"'", path, "': llama2.c: not a regular file"});
-  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-  if (size > llama2c_max_file_bytes)
-    return detail::fail({"'", path, "': llama2.c: the file has ", num(size), " bytes, more than ",
-                         num(llama2c_max_file_bytes), " (llama2c_max_file_bytes)"});
-  // The header first: the size it implies is checked against the file's before the rest is read.
-  std::vector<std::byte> bytes(std::min<std::uint64_t>(size, llama2c_header_bytes));
-  if (std::fread(bytes.data(), 1, bytes.size(), f) != bytes.size())
-    return detail::fail({"cannot read '", path, "': ", std::strerror(errno)});
+namespace {
+// A llama2.c file open, its header read and checked, and its size checked against the one the
+// header implies (open_checked): what read_llama2c does before it reads the rest, and all that
+// read_llama2c_header does.
+struct opened {
+  std::FILE* f = nullptr;
+  std::vector<std::byte> bytes;  // the header's
   header h;
   int version = -1;
-  if (std::string e = parse_header(bytes, h, version); !e.empty()) return fail(path, version, e);
-  const std::size_t start = version == 0 ? llama2c_legacy_header_bytes : llama2c_header_bytes;
-  if (std::string e = check_file_size(layout(h, version), static_cast<std::uint64_t>(h.group_size), start, size);
-      !e.empty())
-    return fail(path, version, e);
-  try {
-    bytes.resize(size);
-  } catch (const std::bad_alloc&) {
-    return fail(path, version, "out of memory for the file's ", num(size), " bytes");
+  std::uint64_t size = 0;  // the file's
+  opened() = default;
+  opened(const opened&) = delete;
+  opened& operator=(const opened&) = delete;
+  ~opened() {
+    if (f) std::fclose(f);
   }
-  const std::size_t have = std::min<std::uint64_t>(size, llama2c_header_bytes);
-  if (std::fread(bytes.data() + have, 1, size - have, f) != size - have)
-    return fail(path, version, "the file was shorter than its size when read (", std::strerror(errno), ")");
-  return parse_llama2c(bytes, path);
+};
+
+sf::status open_checked(const std::string& path, opened& o) {
+  o.f = std::fopen(path.c_str(), "rb");
+  if (!o.f) return detail::fail({"cannot open '", path, "': ", std::strerror(errno)});
+  struct stat st {};
+  if (::fstat(::fileno(o.f), &st) != 0 || !S_ISREG(st.st_mode))
+    return detail::fail({"'", path, "': llama2.c: not a regular file"});
+  o.size = static_cast<std::uint64_t>(st.st_size);
+  if (o.size > llama2c_max_file_bytes)
+    return detail::fail({"'", path, "': llama2.c: the file has ", num(o.size), " bytes, more than ",
+                         num(llama2c_max_file_bytes), " (llama2c_max_file_bytes)"});
+  // The header first: the size it implies is checked against the file's before the rest is read.
+  o.bytes.resize(std::min<std::uint64_t>(o.size, llama2c_header_bytes));
+  if (std::fread(o.bytes.data(), 1, o.bytes.size(), o.f) != o.bytes.size())
+    return detail::fail({"cannot read '", path, "': ", std::strerror(errno)});
+  if (std::string e = parse_header(o.bytes, o.h, o.version); !e.empty()) return fail(path, o.version, e);
+  const std::size_t start = o.version == 0 ? llama2c_legacy_header_bytes : llama2c_header_bytes;
+  if (std::string e = check_file_size(layout(o.h, o.version), static_cast<std::uint64_t>(o.h.group_size), start, o.size);
+      !e.empty())
+    return fail(path, o.version, e);
+  return sf::status::ok();
+}
+}  // namespace
+
+result<llama2c_model> read_llama2c_header(const std::string& path) {
+  opened o;
+  if (sf::status s = open_checked(path, o); !s) return s;
+  llama2c_model m;
+  m.arch = arch_of_header(o.h);
+  m.version = o.version;
+  m.group_size = o.version == 2 ? static_cast<std::size_t>(o.h.group_size) : 0;
+  return m;
+}
+
+result<llama2c_model> read_llama2c(const std::string& path) {
+  opened o;
+  if (sf::status s = open_checked(path, o); !s) return s;
+  try {
+    detail::resize_huge(o.bytes, o.size);  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
+  } catch (const std::bad_alloc&) {
+    return fail(path, o.version, "out of memory for the file's ", num(o.size), " bytes");
+  }
+  const std::size_t have = std::min<std::uint64_t>(o.size, llama2c_header_bytes);
+  if (std::fread(o.bytes.data() + have, 1, o.size - have, o.f) != o.size - have)
+    return fail(path, o.version, "the file was shorter than its size when read (", std::strerror(errno), ")");
+  return parse_llama2c(o.bytes, path);
 }
 
 // ----------------------------------------------------------------------------- writing
@@ -650,7 +665,7 @@ result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const s
     if (!t) return detail::fail({"missing tensor '", name, "'"});
     if (t->shape != shape)
       return detail::fail({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(t->shape)});
-    w.add(name, t->values, shape);
+    w.add_view(name, t->values, shape);  // (not copied: `tensors` outlives serialize)
   }
   return w.serialize();
 }
@@ -676,7 +691,7 @@ result<std::vector<std::byte>> q8_checkpoint_bytes(const sf::arch& a, const std:
         for (const llama2c_tensor& x : tensors)
           if (x.name == name) t = &x;
         if (!t || t->shape != shape) return detail::fail({"missing tensor '", name, "' of shape ", to_string(shape)});
-        w.add(name, t->values, shape);
+        w.add_view(name, t->values, shape);  // (not copied: `tensors` outlives serialize)
         continue;
       }
       // A matrix: q is [out, in] = staticformer's (N, K) (a table (V, D): N = V, K = D).
@@ -699,7 +714,7 @@ result<std::vector<std::byte>> q8_checkpoint_bytes(const sf::arch& a, const std:
       std::vector<float> scales(N * groups);
       for (std::size_t n = 0; n < N; ++n)
         for (std::size_t g = 0; g < groups; ++g) scales[n * groups + g] = q->scales[(n * K + g * G) / group_size];
-      w.add(name + ".q8", dtype::I8, {N, K}, q->q.data());
+      w.add_view(name + ".q8", dtype::I8, {N, K}, q->q.data());  // (`quantized` outlives serialize)
       w.add(name + ".scale", dtype::F32, {N, groups}, scales.data());
     }
   } catch (const std::bad_alloc&) {

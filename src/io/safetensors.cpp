@@ -14,6 +14,9 @@
 #include <sys/stat.h>  // fstat
 #include <unistd.h>    // fsync
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>  // madvise
+#endif
 
 #include <nlohmann/json.hpp>
 
@@ -97,6 +100,15 @@ std::string index_string(const shape_t& shape, std::size_t i) {
     i /= shape[k];
   }
   return to_string(idx);
+}
+void advise_huge_pages([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t page = 4096;
+  if (n < (std::uintptr_t{2} << 20)) return;
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) / page * page;
+  const std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p) + n + page - 1) / page * page;
+  (void)::madvise(reinterpret_cast<void*>(a), e - a, MADV_HUGEPAGE);
+#endif
 }
 bool all_finite_f32(std::span<const std::byte> d) {
   const std::size_t n = d.size() / 4;
@@ -279,7 +291,10 @@ std::string file::read(std::FILE* f) {
   std::size_t declared = 0;
   if (std::string e = check_layout(after(data_start_), declared); !e.empty()) return e;
   wanted_ = data_start_ + declared;
-  if (size) bytes_.reserve(wanted_);  // at once (the size is checked against the file's): no regrowth
+  if (size) {  // at once (the size is checked against the file's): no regrowth; huge pages asked for
+    bytes_.reserve(wanted_);
+    detail::advise_huge_pages(bytes_.data() + bytes_.size(), wanted_ - bytes_.size());
+  }
   if (const std::size_t got = append(f, declared); got < declared) {
     if (std::ferror(f)) return read_error();
     return truncated_at(got);  // the file is shorter than it was (or a stream ended early)
@@ -462,13 +477,24 @@ writer& writer::set_metadata(const metadata_map& m) {
 }
 
 writer& writer::add(const std::string& name, dtype type, shape_t shape, const void* data) {
+  return add_entry(name, type, std::move(shape), data, true);
+}
+
+writer& writer::add_view(const std::string& name, dtype type, shape_t shape, const void* data) {
+  return add_entry(name, type, std::move(shape), data, false);
+}
+
+writer& writer::add_entry(const std::string& name, dtype type, shape_t shape, const void* data, bool copy) {
   std::size_t n = size_of(type);
   for (std::size_t d : shape) n *= d;
   if (name == "__metadata__") note("the tensor name '__metadata__' is reserved");
   for (const entry& e : entries_)
     if (e.name == name) note(detail::cat({"tensor '", name, "' added twice"}));
-  entry e{name, type, std::move(shape), std::vector<std::byte>(n)};
-  if (n) std::memcpy(e.data.data(), data, n);
+  entry e{name, type, std::move(shape), {}, copy ? nullptr : static_cast<const std::byte*>(data), n};
+  if (copy) {
+    detail::resize_huge(e.data, n);
+    if (n) std::memcpy(e.data.data(), data, n);
+  }
   entries_.push_back(std::move(e));
   return *this;
 }
@@ -491,7 +517,7 @@ result<std::vector<std::byte>> writer::serialize() const {
   std::size_t at = 0;
   for (std::size_t i : order) {
     begin[i] = at;
-    at += entries_[i].data.size();
+    at += entries_[i].bytes;
   }
   // The header, in the reference implementation's layout: compact, __metadata__ first,
   // then the tensors in the order they were added, each as {"dtype", "shape", "data_offsets"}.
@@ -515,7 +541,7 @@ result<std::vector<std::byte>> writer::serialize() const {
       text.append(str(e.name)).append(":{\"dtype\":\"").append(to_string(e.type)).append("\",\"shape\":[");
       for (std::size_t k = 0; k < e.shape.size(); ++k) text.append(k ? "," : "").append(std::to_string(e.shape[k]));
       text.append("],\"data_offsets\":[").append(std::to_string(begin[i])).append(1, ',');
-      text.append(std::to_string(begin[i] + e.data.size())).append("]}");
+      text.append(std::to_string(begin[i] + e.bytes)).append("]}");
     }
   } catch (const nlohmann::json::exception& ex) {
     return detail::fail({"cannot write the header: ", ex.what()});
@@ -524,10 +550,11 @@ result<std::vector<std::byte>> writer::serialize() const {
   text.append((8 - text.size() % 8) % 8, ' ');
   std::vector<std::byte> out;
   out.reserve(8 + text.size() + at);
+  detail::advise_huge_pages(out.data(), 8 + text.size() + at);
   std::uint64_t n = text.size();
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
   for (char c : text) out.push_back(static_cast<std::byte>(c));
-  for (std::size_t i : order) out.insert(out.end(), entries_[i].data.begin(), entries_[i].data.end());
+  for (std::size_t i : order) out.insert(out.end(), entries_[i].begin(), entries_[i].begin() + entries_[i].bytes);
   return out;
 }
 

@@ -6,9 +6,6 @@
 #define SF_TOOLS_GENERATE_RUN_HPP
 
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include <algorithm>
 #include <array>
@@ -23,6 +20,7 @@
 #include "peak.hpp"
 #include "staticformer/bpe.hpp"
 #include "staticformer/decode.hpp"
+#include "staticformer/io/safetensors_format.hpp"
 #include "staticformer/quantize.hpp"
 #include "staticformer/sampling.hpp"
 #include "weights.hpp"
@@ -33,22 +31,6 @@ namespace detail {
 using clock_type = std::chrono::steady_clock;
 inline double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-// Asks the kernel for transparent huge pages under the static object at p (n bytes), before its
-// first write (Linux; "madvise" is the default policy of /sys/kernel/mm/transparent_hugepage). A
-// token reads every weight once: with 4 KiB pages, weights past the caches (a stories15M-shaped
-// model's 60 MB) cost a TLB miss every 4 KiB. Only whole 2 MiB pages inside the range can be huge;
-// the range is widened to whole 4 KiB pages (static storage beside it is advised too: harmless).
-// Nothing happens elsewhere, or when the kernel refuses.
-inline void advise_huge_pages([[maybe_unused]] const void* p, [[maybe_unused]] std::size_t n) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t page = 4096;
-  if (n < (std::uintptr_t{2} << 20)) return;
-  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) / page * page;
-  const std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p) + n + page - 1) / page * page;
-  (void)::madvise(reinterpret_cast<void*>(a), e - a, MADV_HUGEPAGE);
-#endif
 }
 
 // Writes one byte of every 4 KiB page of the static object at p (n bytes) with its own value: the
@@ -102,7 +84,9 @@ int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* confi
   constexpr std::size_t keep = C.T - (C.T >= 4 ? C.T / 4 : 1);  // tokens kept by a slide: 3T/4
   sampler.seed(j.seed);
   if (sf::status s = sampler.configure(j.sampling); !s) return fail(j, "", s.message());
-  advise_huge_pages(&dec, sizeof dec);  // (the cache and a tied head's copy: before use() writes them)
+  // Huge pages under the cache and a tied head's copy, before use() writes them: a token reads
+  // every weight once, and 4 KiB pages cost a TLB miss every 4 KiB of weights past the caches.
+  sf::io::detail::advise_huge_pages(&dec, sizeof dec);
   dec.use(weights);
   touch_pages(&dec, sizeof dec);  // (before the prompt's timing: mapping the buffers is loading's work)
 
@@ -209,7 +193,7 @@ int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char*
   static constexpr sf::config CS{sf::arch_of(C), {.B = Streams, .precision = C.precision}};
   static sf::decoder<CS, W, sf::decoder_options{.prefill_chunk = 64}> dec;
   static std::array<sf::sampler<C.V>, Streams> samplers;  // (default-initialized: sampler(seed = 0) is explicit)
-  advise_huge_pages(&dec, sizeof dec);
+  sf::io::detail::advise_huge_pages(&dec, sizeof dec);
   dec.use(weights);
   touch_pages(&dec, sizeof dec);
   const std::size_t n = std::min(j.prompt.size(), C.T - 1);  // (at least one step fits)
@@ -286,8 +270,8 @@ int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
   const auto t0 = detail::clock_type::now();
   const bool stored_int8 = is_int8(f);
   const bool int8 = stored_int8 || j.int8;
-  if (!stored_int8) detail::advise_huge_pages(&p, sizeof p);  // before the weights are written
-  if (int8 || !j.save_int8.empty()) detail::advise_huge_pages(&q, sizeof q);
+  if (!stored_int8) sf::io::detail::advise_huge_pages(&p, sizeof p);  // before the weights are written
+  if (int8 || !j.save_int8.empty()) sf::io::detail::advise_huge_pages(&q, sizeof q);
   if (stored_int8) {
     if (sf::status s = weights<C>::load_int8(f, q); !s) return detail::fail(j, j.path, s.message());
   } else {

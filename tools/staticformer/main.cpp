@@ -84,6 +84,12 @@ int fail_in(const std::string& command, const std::string& message, int status =
   return status;
 }
 
+// "MODEL: neither a staticformer checkpoint (why) nor a llama2.c model file (why)".
+std::string neither(const std::string& model, const std::string& not_checkpoint, const std::string& not_llama2c) {
+  return model + ": neither a staticformer checkpoint (" + not_checkpoint + ") nor a llama2.c model file (" +
+         not_llama2c + ")";
+}
+
 // What `staticformer COMMAND --help` prints of the usage text: the command's entry.
 struct usage_entry {
   std::string_view command;
@@ -597,8 +603,7 @@ int convert_llama2c(int argc, char** argv, bool llama2c_out) {
     // llama2.c's model file (versions 0, 1, 2)
     sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(in);
     if (!m)
-      return fail_in("convert", in + ": neither a staticformer checkpoint (" + f.message() + ") nor a llama2.c model file (" +
-                                    m.message() + ")");
+      return fail_in("convert", neither(in, f.message(), m.message()));
     const std::string from = "llama2.c's version " + std::to_string(m->version) + " file";
     if (int8)
       return fail_in("convert", "--int8: " + in + " is " + from +
@@ -1008,6 +1013,9 @@ int main(int argc, char** argv) {
   bool has_tokenizer = false;
   sf::io::metadata_map metadata;
   std::string other_format;  // info of a file that is not a checkpoint: what it is
+  bool llama2c_values_unread = false;  // a llama2.c file of which only the header was read
+  bool gguf_values_unread = false;     // a GGUF file of which all but the values was read
+  std::string not_checkpoint;          // (then why it is not a staticformer checkpoint)
   if (!config.empty()) {
     if (command != "train" && command != "bench" && command != "info" && command != "header")
       return fail_in(command, "takes a model, not --config", 2);
@@ -1035,9 +1043,12 @@ int main(int argc, char** argv) {
                      (sharded ? "model.safetensors.index.json's shards" : "model.safetensors") + tokenizer +
                      " are read by run and convert)";
     } else if (!f && reads_other_formats && is_gguf(model)) {
-      // a GGUF file: its tokenizer is its own (or -z FILE)
-      sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(model);
+      // a GGUF file: its tokenizer is its own (or -z FILE). `run` reads all but the values here,
+      // as for llama2.c's files (the values when the executable is compiled first, below).
+      sf::io::result<sf::io::gguf_model> m =
+          command == "info" ? sf::io::read_gguf(model) : sf::io::read_gguf_header(model);
       if (!m) return fail_in(command, m.message());
+      gguf_values_unread = command != "info";
       arch = m->arch;
       has_tokenizer = true;
       other_format = "GGUF version " + std::to_string(m->version) + ", " +
@@ -1045,11 +1056,15 @@ int main(int argc, char** argv) {
                      " of them Q8_0" + (m->half.empty() ? std::string() : ", " + std::to_string(m->half.size()) + " F16") + "), " +
                      (m->tokens.empty() ? std::string("no tokenizer") : std::to_string(m->tokens.size()) + " tokenizer pieces");
     } else if (!f && reads_other_formats && fs::is_regular_file(model, ec)) {
-      // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z
-      sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model);
-      if (!m)
-        return fail_in(command, model + ": neither a staticformer checkpoint (" + f.message() +
-                                    ") nor a llama2.c model file (" + m.message() + ")");
+      // llama2.c's model file (versions 0, 1, 2): its tokenizer comes with -z. `run` reads its
+      // header here (the size it implies checked against the file's); the values only when the
+      // executable is compiled first (below: a bad file is refused before that), as the
+      // executable reads them anyway. `info` reads them all.
+      sf::io::result<sf::io::llama2c_model> m =
+          command == "info" ? sf::io::read_llama2c(model) : sf::io::read_llama2c_header(model);
+      if (!m) return fail_in(command, neither(model, f.message(), m.message()));
+      llama2c_values_unread = command != "info";
+      not_checkpoint = f.message();
       arch = m->arch;
       has_tokenizer = true;  // (tokenizer.bin, or -z FILE: the executable reads it)
       other_format = "llama2.c's model file, version " + std::to_string(m->version) +
@@ -1133,6 +1148,12 @@ int main(int argc, char** argv) {
   }
 
   located at = locate(arch, e, b);
+  if (!at.exists && llama2c_values_unread) {  // the whole file checked before anything is compiled
+    if (sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model); !m)
+      return fail_in(command, neither(model, not_checkpoint, m.message()));
+  }
+  if (!at.exists && gguf_values_unread)
+    if (sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(model); !m) return fail_in(command, m.message());
   if (!at.exists)
     if (std::string why = build(arch, e, b, at, from); !why.empty()) return fail(why);
   std::vector<char*> args{const_cast<char*>(at.path.c_str())};

@@ -85,6 +85,14 @@ inline std::vector<std::pair<std::string, shape_t>> gguf_tensor_shapes(const sf:
 
 result<gguf_model> read_gguf(const std::string& path);
 result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin = "<memory>");
+// Everything read_gguf reads but the tensors' values (tensors, quantized and half stay empty),
+// with the same checks of the header, the extents and the file's size; the values are not read,
+// only the first `prefix` bytes of the file (4 MiB: e.g. a tokenizer of 200,000 pieces), or the
+// whole file when the header is longer or refused (then read_gguf's message, but for the values).
+result<gguf_model> read_gguf_header(const std::string& path, std::uint64_t prefix = std::uint64_t{4} << 20);
+// The same of a file of file_size bytes from its first bytes (at least the header's: else refused).
+result<gguf_model> parse_gguf_header(std::span<const std::byte> bytes, std::uint64_t file_size,
+                                     const std::string& origin = "<memory>");
 
 // The file's tokenizer as llama2.c's tokenizer.bin, as tools/tokenizer_bin.py makes it from the
 // sentencepiece model: U+2581 becomes ' ', the bos and eos pieces "\n<s>\n" and "\n</s>\n", the

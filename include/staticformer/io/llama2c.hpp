@@ -99,6 +99,9 @@ std::vector<std::pair<std::string, shape_t>> llama2c_tensor_shapes(const sf::arc
 // Reads a file of any version (the magic tells 1 and 2 from 0). `origin` names memory in messages.
 result<llama2c_model> read_llama2c(const std::string& path);
 result<llama2c_model> parse_llama2c(std::span<const std::byte> bytes, const std::string& origin = "<memory>");
+// The header alone, checked as read_llama2c checks it (the file's size is the one the header
+// implies): a model with arch, version and group_size, and no tensors. The values are not read.
+result<llama2c_model> read_llama2c_header(const std::string& path);
 
 struct llama2c_write_options {
   int version = 1;              // 0, 1 or 2

@@ -356,9 +356,48 @@ bool convert(dtype from, std::span<const std::byte> src, Dst* dst, std::size_t n
 // "[3, 1]": the index of element i of a row-major tensor of this shape.
 std::string index_string(const shape_t& shape, std::size_t i);
 
+// Asks the kernel for transparent huge pages under the n bytes at p, before their first write
+// (Linux; "madvise" is the default policy of /sys/kernel/mm/transparent_hugepage). Tens of MB of
+// weights written into fresh 4 KiB pages cost a page fault (and a cleared page) every 4 KiB: most of
+// what reading a stories15M-sized file took. Only whole 2 MiB pages inside the range can be huge;
+// the range is widened to whole 4 KiB pages (memory of the same mapping beside it is advised too:
+// harmless). Nothing happens under 2 MiB, elsewhere, or when the kernel refuses.
+void advise_huge_pages(const void* p, std::size_t n);
+
+// v resized to n value-initialized elements, its storage advised for huge pages before they are
+// written (advise_huge_pages): for the large buffers of the readers and the writer.
+template <class T>
+void resize_huge(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+  advise_huge_pages(v.data() + v.size(), (n > v.size() ? n - v.size() : 0) * sizeof(T));
+  v.resize(n);
+}
+
 // Whether every float32 of d (little-endian, d.size()/4 of them) is finite: no exponent of all
 // ones (inf, nan), tested on the bits with an or over the whole span (vectorized: no early exit).
 bool all_finite_f32(std::span<const std::byte> d);
+
+// dst: the rows × cols values of a file's row-major matrix, value(i) its element i, in the same
+// order or transposed (dst[c * rows + r] = file[r, c]), written row by row (no division per
+// element). Then "" when every value is finite, else "element [2, 1] is nan": the first that is
+// not in the file's order, with its index in dst's `shape` (the llama2.c and GGUF readers).
+template <class Value>
+std::string fill_rows(float* dst, std::size_t rows, std::size_t cols, bool transpose, const shape_t& shape,
+                      Value value) {
+  for (std::size_t row = 0; row < rows; ++row) {
+    const std::size_t i0 = row * cols;
+    if (transpose)
+      for (std::size_t c = 0; c < cols; ++c) dst[c * rows + row] = value(i0 + c);
+    else
+      for (std::size_t c = 0; c < cols; ++c) dst[i0 + c] = value(i0 + c);
+  }
+  if (all_finite_f32(std::as_bytes(std::span<const float>(dst, rows * cols)))) return {};
+  for (std::size_t i = 0; i < rows * cols; ++i)
+    if (const float v = value(i); !std::isfinite(v))
+      return cat({"element ", index_string(shape, transpose ? (i % cols) * rows + i / cols : i), " is ",
+                  std::isnan(v) ? "nan" : format_double(v)});
+  return {};
+}
 
 // The first element of an F32 or F64 tensor for which bad(value) holds, as "element [3, 1] is
 // nan" (its index and value), or "" when there is none (or the dtype is not F32 or F64).
@@ -449,16 +488,15 @@ class writer {
 
   // `data` points to elements of `type`, row-major, as many as the shape holds; copied now.
   writer& add(const std::string& name, dtype type, shape_t shape, const void* data);
+  // The same, not copied: `data` must stay as it is until the last serialize() or write().
+  writer& add_view(const std::string& name, dtype type, shape_t shape, const void* data);
   template <class T>
   writer& add(const std::string& name, const std::vector<T>& values, shape_t shape) {
-    std::size_t n = 1;
-    for (std::size_t d : shape) n *= d;
-    if (n != values.size()) {
-      note(detail::cat({"tensor '", name, "': shape ", to_string(shape), " holds ", detail::num(n),
-                        " elements, but ", detail::num(values.size()), " were given"}));
-      return *this;
-    }
-    return add(name, dtype_of<T>, std::move(shape), values.data());
+    return add_values(name, values, std::move(shape), true);
+  }
+  template <class T>
+  writer& add_view(const std::string& name, const std::vector<T>& values, shape_t shape) {
+    return add_values(name, values, std::move(shape), false);
   }
   // An sf::tensor, with its own shape.
   template <class T, class... A>
@@ -489,8 +527,23 @@ class writer {
     std::string name;
     dtype type;
     shape_t shape;
-    std::vector<std::byte> data;
+    std::vector<std::byte> data;  // add's copy
+    const std::byte* view;        // add_view's bytes (nullptr: data)
+    std::size_t bytes;
+    const std::byte* begin() const { return view ? view : data.data(); }
   };
+  writer& add_entry(const std::string& name, dtype type, shape_t shape, const void* data, bool copy);
+  template <class T>
+  writer& add_values(const std::string& name, const std::vector<T>& values, shape_t shape, bool copy) {
+    std::size_t n = 1;
+    for (std::size_t d : shape) n *= d;
+    if (n != values.size()) {
+      note(detail::cat({"tensor '", name, "': shape ", to_string(shape), " holds ", detail::num(n),
+                        " elements, but ", detail::num(values.size()), " were given"}));
+      return *this;
+    }
+    return add_entry(name, dtype_of<T>, std::move(shape), values.data(), copy);
+  }
   std::vector<entry> entries_;
   metadata_map metadata_;
   std::string error_;

@@ -8,7 +8,8 @@ the real programs (staticformer-run --model / --batch, examples/train --resume) 
 exit status and the message; docs/hostile-input.md lists the classes. The model files are
 ref-gpt2 checkpoints (docs/model.md's names, shapes and metadata, all weights 0 but the bad one) and the
 batch files ref-gpt2 batches (B 2, T 16, V 65), each broken in exactly one way; the others are
-safetensors files broken in their structure. The 3 GB files are made by the test itself
+safetensors files broken in their structure; non-finite.llama2c.bin is a llama2.c model file
+(tools/llama2c_test.cmake runs it through `staticformer run`). The 3 GB files are made by the test itself
 (sparse: a 3 GB length costs no disk) from the two `*.prefix` files below.
 """
 import json
@@ -154,6 +155,17 @@ def main():
         lambda n, s: ("F32", [D, 48], zeros("F32", [D, 48])) if n == "blocks.0.attn.wq" else None)
     bad_eps = dict(METADATA, norm_eps="inf")
     files["non-finite-metadata.model.safetensors"] = safetensors([("norm_f.bias",) + f32(D)], bad_eps)
+
+    # ---- llama2.c's model file (run.c's version 0; the shape of test/data/llama2c/runc_gqa.v0.bin:
+    # dim 32, hidden_dim 76, 2 layers, 4 heads, 2 key/value heads, a shared vocabulary of 512,
+    # seq_len 128), all zeros but a NaN as tok_emb's first value: `staticformer run` refuses it, with
+    # and without an executable for its shape (tools/llama2c_test.cmake)
+    dim, hidden, layers, heads, kv, vocab, seq = 32, 76, 2, 4, 2, 512, 128
+    hs = dim // heads
+    n = vocab * dim + layers * (2 * dim + 2 * dim * dim + 2 * dim * kv * hs + 3 * hidden * dim) + dim + seq * hs
+    v = [0.0] * n
+    v[0] = float("nan")
+    files["non-finite.llama2c.bin"] = struct.pack("<7i", dim, hidden, layers, heads, kv, vocab, seq) + struct.pack(f"<{n}f", *v)
 
     # ---- batches (given as --batch with a valid checkpoint)
     tok = [(7 * k) % V for k in range(B * T)]
