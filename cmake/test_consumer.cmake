@@ -1,4 +1,4 @@
-# Installs staticformer into a prefix, then configures and builds a tiny consumer
+# Configures the project without its tests; installs staticformer into a prefix, then configures and builds a tiny consumer
 # project that uses find_package(staticformer): the core (staticformer::staticformer) in a
 # constant expression and the compiled file I/O (staticformer::io) saving and loading a
 # checkpoint; runs it. The library is built with warnings as errors and -march=native, which
@@ -12,6 +12,10 @@ function(run)
     message(FATAL_ERROR "failed: ${ARGN}\n${out}\n${err}")
   endif()
 endfunction()
+# The programs without the test suite (the default options but STATICFORMER_BUILD_TESTS=OFF),
+# configured only: tools/, examples/ and benchmark/ may not need what test/ defines (a
+# benchmark's PyTorch check once called the tests' sf_add_pytorch_test, and this configure failed).
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/no-tests -DCMAKE_CXX_COMPILER=${CXX} -DSTATICFORMER_BUILD_TESTS=OFF)
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/lib-build -DCMAKE_CXX_COMPILER=${CXX}
     -DSTATICFORMER_BUILD_TESTS=OFF -DSTATICFORMER_BUILD_EXAMPLES=OFF -DSTATICFORMER_BUILD_BENCHMARKS=OFF
     -DSTATICFORMER_BUILD_TOOLS=OFF

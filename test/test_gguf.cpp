@@ -178,6 +178,18 @@ TEST(Gguf, CheckpointCarriesTheArchitectureAndTheTokenizer) {
     std::memcpy(v.data(), f->data(*i).data(), v.size() * 4);
     EXPECT_EQ(v, x.values) << x.name;
   }
+  // The same checkpoint read in place (what `staticformer run` of a GGUF or llama2.c file loads).
+  auto view = io::model_checkpoint_file(m.arch, m.tensors, *meta, "ckpt");
+  ASSERT_TRUE(view.is_ok()) << view.message();
+  EXPECT_EQ(view->metadata(), f->metadata());
+  ASSERT_EQ(view->tensors().size(), f->tensors().size());
+  for (const io::tensor_info& i : f->tensors()) {
+    const io::tensor_info* k = view->find(i.name);
+    ASSERT_NE(k, nullptr) << i.name;
+    const auto a = f->data(i), b = view->data(*k);
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << i.name;
+  }
+  EXPECT_NE(std::string(io::model_checkpoint_file(m.arch, {}, {}).message()).find("tensors for"), std::string::npos);
 }
 
 TEST(Gguf, Q8_0FileAsTheInt8CheckpointAsItIs) {

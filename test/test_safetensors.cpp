@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +95,51 @@ TEST(SafetensorsWriter, ViewsWriteWhatCopiesWrite) {
   EXPECT_MESSAGE(bad.check(), "tensor 'b': shape [5] holds 5 elements, but 6 were given");
 }
 
+// writer::view: the file that parse(serialize()) gives — its metadata, tensors (names, dtypes,
+// shapes, offsets) and every tensor's bytes — read where add_view's memory is.
+TEST(SafetensorsWriter, ViewIsTheParsedFileReadInPlace) {
+  std::vector<float> f32{1.5f, -2.25f, 3.0f, 0.0f, -0.0f, 1e-30f};
+  const std::vector<double> f64{1.0 / 3.0, -2.0};
+  const std::vector<std::uint8_t> u8{0, 1, 255};
+  const std::vector<std::int32_t> i32{-7, 8, 9, 10};
+  const std::vector<float> none;
+  sf::io::writer w;
+  w.set_metadata("k", "v").add_view("u8", dtype::U8, {3}, u8.data()).add_view("f32", f32, {2, 3});
+  w.add_view("empty", none, {0, 4}).add_view("i32", i32, {4}).add_view("f64", f64, {2});
+  const auto bytes = w.serialize();
+  ASSERT_TRUE(bytes) << bytes.message();
+  const auto parsed = sf::io::file::parse(*bytes, "origin");
+  const auto view = w.view("origin");
+  ASSERT_TRUE(parsed) << parsed.message();
+  ASSERT_TRUE(view) << view.message();
+  EXPECT_EQ(view->origin(), "origin");
+  EXPECT_EQ(view->metadata(), parsed->metadata());
+  EXPECT_TRUE(view->has_metadata());
+  ASSERT_EQ(view->tensors().size(), parsed->tensors().size());
+  for (std::size_t i = 0; i < parsed->tensors().size(); ++i) {
+    const sf::io::tensor_info &a = parsed->tensors()[i], &b = view->tensors()[i];
+    SCOPED_TRACE(a.name);
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.type, a.type);
+    EXPECT_EQ(b.shape, a.shape);
+    EXPECT_EQ(b.begin, a.begin);
+    EXPECT_EQ(b.end, a.end);
+    const auto x = parsed->data(a), y = view->data(*view->find(a.name));
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end()));
+  }
+  EXPECT_EQ(view->data(*view->find("f32")).data(), reinterpret_cast<const std::byte*>(f32.data()));  // not a copy
+  f32[1] = 7.0f;  // read where it is
+  const auto r = sf::io::read_f64(*view, "f32");
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)[1], 7.0);
+  EXPECT_TRUE(view->data(sf::io::tensor_info{"other", dtype::F32, {1}, 3, 7}).empty());  // not one of its tensors
+  sf::io::writer copied;
+  copied.add_view("a", f32, {6}).add("b", f32, {6});
+  EXPECT_MESSAGE(copied.view(), "tensor 'b' was copied (add): a view reads add_view's tensors only");
+  copied.add_view("a", f32, {6});
+  EXPECT_MESSAGE(copied.view(), "tensor 'a' added twice");
+}
+
 TEST(SafetensorsWriter, RefusesDuplicatesReservedNamesAndBadPaths) {
   const std::vector<float> v{1, 2};
   sf::io::writer w;
@@ -136,6 +183,47 @@ TEST(SafetensorsParams, SaveLoadRoundTripAndMetadata) {
 
   EXPECT_MESSAGE(sf::io::save_params<gpt2>(tmp("x.safetensors"), *p, {{"vocab", "1"}}),
                "extra metadata 'vocab' would redefine the configuration");
+}
+
+// file::open_header: the checks of open (the header, the tensors' extents against the file's size,
+// with the same messages), the metadata, and no tensors, so that no loader takes it.
+TEST(SafetensorsFile, HeaderAloneIsReadAsOpenReadsItWithoutTheValues) {
+  auto p = random_params<gpt2>(2);
+  const std::string path = tmp("header_alone.safetensors");
+  ASSERT_TRUE(sf::io::save_params<gpt2>(path, *p, {{"tokenizer.vocab", "abc"}}));
+  const auto whole = sf::io::file::open(path);
+  const auto h = sf::io::file::open_header(path);
+  ASSERT_TRUE(whole) << whole.message();
+  ASSERT_TRUE(h) << h.message();
+  EXPECT_FALSE(whole->header_only());
+  EXPECT_TRUE(h->header_only());
+  EXPECT_EQ(h->metadata(), whole->metadata());
+  EXPECT_TRUE(h->has_metadata());
+  EXPECT_EQ(h->origin(), path);
+  const auto c = sf::io::read_config(*h);
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(*c, sf::arch_of(gpt2));
+  EXPECT_TRUE(h->tensors().empty());
+  EXPECT_EQ(h->size_bytes(), 0u);
+  auto q = std::make_unique<sf::params<gpt2>>();
+  EXPECT_NE(std::string(sf::io::load_params<gpt2>(*h, *q).message()).find("missing tensor"), std::string::npos);
+
+  const std::string bytes = read_all(path);
+  const std::string bad = tmp("header_alone_bad.safetensors");
+  for (const std::string& b : {bytes.substr(0, bytes.size() - 1), bytes + '\0', bytes.substr(0, 12)}) {
+    write_all(bad, b);  // truncated, one byte too many, cut in the header: the same refusal
+    const auto hb = sf::io::file::open_header(bad);
+    ASSERT_FALSE(hb);
+    EXPECT_EQ(std::string(hb.message()), std::string(sf::io::file::open(bad).message()));
+  }
+  std::string nan = bytes;  // a value that is not finite: the header is fine; a loader refuses the file
+  const float v = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(nan.data() + nan.size() - 4, &v, 4);
+  write_all(bad, nan);
+  EXPECT_TRUE(sf::io::file::open_header(bad));
+  EXPECT_NE(std::string(sf::io::load_params<gpt2>(bad, *q).message()).find("is nan"), std::string::npos);
+  EXPECT_NE(std::string(sf::io::file::open_header(tmp("none.safetensors")).message()).find("cannot open"),
+            std::string::npos);
 }
 
 TEST(SafetensorsParams, ConfigMetadataIsSpecs) {

@@ -794,9 +794,13 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
                ? given
                : nullptr;
   };
+  // Which tensors are written as Q8_0 blocks (the matrices whose rows are whole blocks), and as F16
+  // (the matrices: the norms stay F32, as llama.cpp's converter writes them).
+  auto as_q8 = [&o](const gslot& s) { return o.type == gguf_type::Q8_0 && s.ne.size() == 2 && s.ne[0] % 32 == 0; };
+  auto as_f16 = [&o](const gslot& s) { return o.type == gguf_type::F16 && s.ne.size() == 2; };
   for (const gslot& s : slots) {
     const gguf_tensor* t = m.find(s.ours);
-    const bool new_blocks = o.type == gguf_type::Q8_0 && s.ne.size() == 2 && s.ne[0] % 32 == 0 && !own_blocks(s);
+    const bool new_blocks = as_q8(s) && !own_blocks(s);
     std::size_t n = 1;
     for (std::size_t d : s.shape) n *= d;
     if (!t || t->shape != s.shape || t->values.size() != n)
@@ -804,7 +808,7 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
     for (std::size_t i = 0; i < n; ++i) {
       if (!std::isfinite(t->values[i]))
         return detail::fail({"GGUF: tensor '", s.ours, "': element ", detail::index_string(s.shape, i), " is not finite"});
-      if (o.type == gguf_type::F16 && s.ne.size() == 2 && std::fabs(t->values[i]) >= 65520.0f)  // (rounds to inf)
+      if (as_f16(s) && std::fabs(t->values[i]) >= 65520.0f)  // (rounds to inf)
         return detail::fail({"GGUF: tensor '", s.ours, "': element ", detail::index_string(s.shape, i), " = ",
                              detail::format_double(t->values[i]), " is beyond float16's range (65504): write F32"});
       // Q8_0's scale is the block's largest |value| / 127, a float16 (gguf-py's): one that rounds
@@ -866,8 +870,7 @@ result<std::vector<std::byte>> serialize_gguf(const gguf_model& m, const gguf_wr
     for (const gslot& s : slots) {
       const gguf_tensor& t = *m.find(s.ours);
       const std::size_t n = t.values.size(), cols = s.ne[0], rows = n / cols;
-      const bool q8 = o.type == gguf_type::Q8_0 && s.ne.size() == 2 && cols % 32 == 0;
-      const bool f16 = o.type == gguf_type::F16 && s.ne.size() == 2;  // (the norms stay F32, as llama.cpp's converter)
+      const bool q8 = as_q8(s), f16 = as_f16(s);
       out_bytes d;
       std::vector<float> flat(n);  // ggml's order: file[r, c] = ours[c, r] when transposed
       for (std::size_t i = 0; i < n; ++i) flat[i] = s.transpose ? t.values[(i % cols) * rows + i / cols] : t.values[i];

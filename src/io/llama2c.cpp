@@ -646,9 +646,10 @@ sf::status convert_rope_pairs(sf::arch& a, std::vector<llama2c_tensor>& tensors,
   return sf::status::ok();
 }
 
-result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
-                                                      const metadata_map& extra) {
-  writer w;
+namespace {
+// The writer of model_checkpoint_bytes and model_checkpoint_file: the tensors as views.
+sf::status model_checkpoint_writer(writer& w, const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                   const metadata_map& extra) {
   w.set_metadata(config_metadata(a));
   for (const auto& [k, v] : extra) {
     if (detail::is_config_key(k))
@@ -665,9 +666,24 @@ result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const s
     if (!t) return detail::fail({"missing tensor '", name, "'"});
     if (t->shape != shape)
       return detail::fail({"tensor '", name, "': expected shape ", to_string(shape), ", found ", to_string(t->shape)});
-    w.add_view(name, t->values, shape);  // (not copied: `tensors` outlives serialize)
+    w.add_view(name, t->values, shape);  // (not copied: `tensors` outlives serialize and the view)
   }
+  return w.check();
+}
+}  // namespace
+
+result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                                      const metadata_map& extra) {
+  writer w;
+  if (sf::status s = model_checkpoint_writer(w, a, tensors, extra); !s) return s;
   return w.serialize();
+}
+
+result<file> model_checkpoint_file(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                   const metadata_map& extra, const std::string& origin) {
+  writer w;
+  if (sf::status s = model_checkpoint_writer(w, a, tensors, extra); !s) return s;
+  return w.view(origin);
 }
 
 result<std::vector<std::byte>> llama2c_checkpoint_bytes(const llama2c_model& m, const metadata_map& extra) {

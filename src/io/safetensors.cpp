@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <exception>
 #include <new>
+#include <map>
 #include <set>
+#include <string_view>
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/stat.h>  // fstat
@@ -213,14 +215,14 @@ std::string shown(const nlohmann::json& j) {
 }
 }  // namespace
 
-result<file> file::open(const std::string& path) {
+result<file> file::open_file(const std::string& path, bool values) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return detail::fail({"cannot open '", path, "': ", std::strerror(errno)});
   file out;
   out.origin_ = path;
   std::string err;
   try {
-    err = out.read(f);
+    err = out.read(f, values);
   } catch (const std::bad_alloc&) {
     err = detail::cat({"'", path, "': not enough memory to read its ", detail::num(out.wanted_), " bytes"});
   } catch (const std::exception& e) {
@@ -230,6 +232,9 @@ result<file> file::open(const std::string& path) {
   if (!err.empty()) return detail::error(err);
   return out;
 }
+
+result<file> file::open(const std::string& path) { return open_file(path, true); }
+result<file> file::open_header(const std::string& path) { return open_file(path, false); }
 
 result<file> file::parse(std::vector<std::byte> bytes, const std::string& origin) {
   file out;
@@ -266,7 +271,7 @@ std::uint64_t file::header_length() const {
   return n;
 }
 
-std::string file::read(std::FILE* f) {
+std::string file::read(std::FILE* f, bool values) {
   using detail::cat, detail::num;
   const std::string_view o = origin_;
   const std::optional<std::uint64_t> size = regular_size(f);
@@ -290,6 +295,12 @@ std::string file::read(std::FILE* f) {
   if (std::string e = parse_header(); !e.empty()) return e;
   std::size_t declared = 0;
   if (std::string e = check_layout(after(data_start_), declared); !e.empty()) return e;
+  if (!values && size) {  // (check_layout has checked the extents against the file's size)
+    header_only_ = true;
+    tensors_.clear();
+    bytes_ = {};
+    return {};
+  }
   wanted_ = data_start_ + declared;
   if (size) {  // at once (the size is checked against the file's): no regrowth; huge pages asked for
     bytes_.reserve(wanted_);
@@ -306,7 +317,7 @@ std::string file::read(std::FILE* f) {
   return {};
 }
 
-std::string file::validate() {
+std::string file::validate(std::optional<std::size_t> data_elsewhere) {
   using detail::cat, detail::num;
   const std::string_view o = origin_;
   const std::size_t size = bytes_.size();
@@ -315,9 +326,20 @@ std::string file::validate() {
   const std::uint64_t n = header_length();
   if (std::string e = check_header_length(n, size - 8); !e.empty()) return e;
   data_start_ = 8 + static_cast<std::size_t>(n);
+  if (data_elsewhere && data_start_ != size)
+    return cat({"'", o, "': the header length ", num(n), " is not the header's"});
   if (std::string e = parse_header(); !e.empty()) return e;
   std::size_t declared = 0;
-  return check_layout(size - data_start_, declared);
+  return check_layout(data_elsewhere ? *data_elsewhere : size - data_start_, declared);
+}
+
+std::span<const std::byte> file::viewed(const tensor_info& t) const {
+  // tensors_ is in data order (check_layout): the tensor with t's byte range
+  const auto it = std::lower_bound(tensors_.begin(), tensors_.end(), t, [](const tensor_info& a, const tensor_info& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  if (it == tensors_.end() || it->begin != t.begin || it->end != t.end) return {};
+  return {views_[static_cast<std::size_t>(it - tensors_.begin())], t.bytes()};
 }
 
 std::string file::check_header_length(std::uint64_t n, std::optional<std::uint64_t> available) const {
@@ -506,19 +528,62 @@ writer& writer::add_slots(const std::vector<slot>& slots, const std::string& pre
 
 sf::status writer::check() const { return error_.empty() ? sf::status::ok() : detail::error(error_); }
 
-result<std::vector<std::byte>> writer::serialize() const {
-  if (!error_.empty()) return detail::error(error_);
+std::vector<std::size_t> writer::data_order(std::vector<std::size_t>& begin, std::size_t& total) const {
   std::vector<std::size_t> order(entries_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return size_of(entries_[a].type) > size_of(entries_[b].type);
   });
-  std::vector<std::size_t> begin(entries_.size());
-  std::size_t at = 0;
+  begin.assign(entries_.size(), 0);
+  total = 0;
   for (std::size_t i : order) {
-    begin[i] = at;
-    at += entries_[i].bytes;
+    begin[i] = total;
+    total += entries_[i].bytes;
   }
+  return order;
+}
+
+result<std::vector<std::byte>> writer::serialize() const {
+  if (!error_.empty()) return detail::error(error_);
+  std::vector<std::size_t> begin;
+  std::size_t at = 0;
+  const std::vector<std::size_t> order = data_order(begin, at);
+  result<std::vector<std::byte>> out = header_bytes(begin, at);
+  if (!out) return out;
+  for (std::size_t i : order) out->insert(out->end(), entries_[i].begin(), entries_[i].begin() + entries_[i].bytes);
+  return out;
+}
+
+result<file> writer::view(const std::string& origin) const {
+  if (!error_.empty()) return detail::error(error_);
+  for (const entry& e : entries_)
+    if (!e.view && e.bytes > 0)
+      return detail::fail({"tensor '", e.name, "' was copied (add): a view reads add_view's tensors only"});
+  std::vector<std::size_t> begin;
+  std::size_t at = 0;
+  data_order(begin, at);  // (the offsets serialize writes; the file's tensors come out in that order)
+  result<std::vector<std::byte>> header = header_bytes(begin, 0);
+  if (!header) return header.status();
+  file out;
+  out.origin_ = origin;
+  out.bytes_ = std::move(*header);
+  std::string err;
+  try {
+    err = out.validate(at);
+  } catch (const std::exception& e) {
+    err = detail::cat({"'", origin, "': cannot read the header: ", e.what()});
+  }
+  if (!err.empty()) return detail::error(err);
+  // each of out.tensors_ (in data order) read where its entry's view is; zero-byte ones read nothing
+  out.views_.assign(out.tensors_.size(), nullptr);
+  std::map<std::string_view, const entry*> by_name;
+  for (const entry& e : entries_) by_name[e.name] = &e;
+  for (std::size_t j = 0; j < out.tensors_.size(); ++j) out.views_[j] = by_name.at(out.tensors_[j].name)->view;
+  out.is_view_ = true;
+  return out;
+}
+
+result<std::vector<std::byte>> writer::header_bytes(const std::vector<std::size_t>& begin, std::size_t reserve) const {
   // The header, in the reference implementation's layout: compact, __metadata__ first,
   // then the tensors in the order they were added, each as {"dtype", "shape", "data_offsets"}.
   std::string text = "{";
@@ -549,12 +614,11 @@ result<std::vector<std::byte>> writer::serialize() const {
   text += "}";
   text.append((8 - text.size() % 8) % 8, ' ');
   std::vector<std::byte> out;
-  out.reserve(8 + text.size() + at);
-  detail::advise_huge_pages(out.data(), 8 + text.size() + at);
+  out.reserve(8 + text.size() + reserve);
+  if (reserve) detail::advise_huge_pages(out.data(), 8 + text.size() + reserve);
   std::uint64_t n = text.size();
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
   for (char c : text) out.push_back(static_cast<std::byte>(c));
-  for (std::size_t i : order) out.insert(out.end(), entries_[i].begin(), entries_[i].begin() + entries_[i].bytes);
   return out;
 }
 

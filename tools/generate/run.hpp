@@ -71,15 +71,19 @@ char print_piece(const Tok& tok, std::int32_t prev, std::int32_t id, char last) 
   }
 }
 
+// The decoder of `run` (and of bench_decode's streams, C's B): prefill chunks of 64 positions (the
+// default is 16), so that a prompt's products read the weights once per 64 positions, which is what
+// counts when they come from memory (a stories15M-shaped model's 24 MB of matrices). --eval steps
+// the same type: a second decoder type would be a second copy of its code in the executable.
+template <sf::config C, class W>
+using run_decoder = sf::decoder<C, W, sf::decoder_options{.prefill_chunk = 64}>;
+
 // Prefills the prompt (its last T tokens), then j.tokens times: sample, print (flushed), step.
 // When the context is full the stream keeps its last 3T/4 tokens (decoder::slide).
 template <sf::config C, class W, class Tok>
 int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name, double load_seconds) {
   static_assert(C.B == 1 && C.T >= 2, "staticformer run decodes one stream of at least 2 positions");
-  // static: the cache and the buffers are not on the stack. Prefill chunks of 64 positions (the
-  // default is 16): a prompt's products then read the weights once per 64 positions, which is what
-  // counts when they come from memory (a stories15M-shaped model's 24 MB of matrices)
-  static sf::decoder<C, W, sf::decoder_options{.prefill_chunk = 64}> dec;
+  static run_decoder<C, W> dec;  // (static: the cache and the buffers are not on the stack)
   static sf::sampler<C.V> sampler{0};
   constexpr std::size_t keep = C.T - (C.T >= 4 ? C.T / 4 : 1);  // tokens kept by a slide: 3T/4
   sampler.seed(j.seed);
@@ -147,7 +151,7 @@ int decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* confi
 // its validation loss; printed with the perplexity, the count and the weights.
 template <sf::config C, class W, class Tok>
 int evaluate(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name) {
-  static sf::decoder<C, W> dec;
+  static run_decoder<C, W> dec;
   dec.use(weights);
   const std::size_t n = j.eval.size();
   double sum = 0;
@@ -191,7 +195,7 @@ int evaluate(const sf::params<C, W>& weights, const job<Tok>& j, const char* con
 template <sf::config C, std::size_t Streams, class W, class Tok>
 int bench_decode(const sf::params<C, W>& weights, const job<Tok>& j, const char* config_name) {
   static constexpr sf::config CS{sf::arch_of(C), {.B = Streams, .precision = C.precision}};
-  static sf::decoder<CS, W, sf::decoder_options{.prefill_chunk = 64}> dec;
+  static run_decoder<CS, W> dec;
   static std::array<sf::sampler<C.V>, Streams> samplers;  // (default-initialized: sampler(seed = 0) is explicit)
   sf::io::detail::advise_huge_pages(&dec, sizeof dec);
   dec.use(weights);

@@ -31,6 +31,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -136,6 +137,12 @@ int run_bpe(const sf::io::file& f, sf_gen::job<sf::io::tokenizer_bin>& j, const 
   return sf_gen::run<arch, streams>(f, j, name.c_str());
 }
 
+// The int8 checkpoint of `bytes` (llama2c_int8_checkpoint_bytes, gguf_int8_checkpoint_bytes), as a file.
+sf::io::result<sf::io::file> int8_checkpoint(sf::io::result<std::vector<std::byte>> bytes, const std::string& path) {
+  if (!bytes) return bytes.status();
+  return sf::io::file::parse(std::move(*bytes), path);
+}
+
 // `run` for llama2.c's model file (versions 0, 1, 2: sf::io::read_llama2c) with its tokenizer.bin
 // (run_bpe). The model goes through the checkpoint path in memory, so the generation is the same
 // code as a checkpoint's (tools/generate/run.hpp): versions 0 and 1 as a float checkpoint (--int8
@@ -163,12 +170,10 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
       std::fprintf(stderr, "%s: %s: Q8_0 groups of %zu requantized in groups of 32 (staticformer's int8)\n",
                    j.program, options.path.c_str(), m->group_size);
   }
-  sf::io::result<std::vector<std::byte>> bytes =
-      q8_as_is ? sf::io::llama2c_int8_checkpoint_bytes(*m) : sf::io::llama2c_checkpoint_bytes(*m);
-  if (!bytes) return fail("run", bytes.message());
+  sf::io::result<sf::io::file> f = q8_as_is ? int8_checkpoint(sf::io::llama2c_int8_checkpoint_bytes(*m), j.path)
+                                            : sf::io::model_checkpoint_file(m->arch, m->tensors, {}, j.path);
   m->quantized = {};
-  m->tensors = {};  // (the tensors are in `bytes` now)
-  sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
+  if (q8_as_is) m->tensors = {};  // (the float checkpoint reads m->tensors where they are: m outlives it)
   if (!f) return fail("run", f.message());
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
@@ -200,10 +205,8 @@ int run_hf(const sf_gen::job<>& options, const std::string& prompt, const std::s
     return fail("run", options.path + ": no tokenizer.model nor tokenizer.json (give llama2.c's tokenizer.bin with -z)");
   }
   sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(tok));
-  sf::io::result<std::vector<std::byte>> bytes = sf::io::model_checkpoint_bytes(m->arch, m->tensors);
-  if (!bytes) return fail("run", bytes.message());
-  m->tensors = {};
-  sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
+  // (the checkpoint reads m's tensors where they are: m outlives it)
+  sf::io::result<sf::io::file> f = sf::io::model_checkpoint_file(m->arch, m->tensors, {}, j.path);
   if (!f) return fail("run", f.message());
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
@@ -230,21 +233,20 @@ int run_gguf(const sf_gen::job<>& options, const std::string& prompt, const std:
   // Every matrix Q8_0 in the file: the int8 decoder on the file's own blocks (as run_llama2c runs a
   // version-2 file); else the float weights. A file whose blocks the int8 checkpoint cannot hold
   // (-128, a negative scale) runs its dequantized weights, with a note.
-  sf::io::result<std::vector<std::byte>> bytes = sf::io::gguf_checkpoint_bytes(*m);
+  std::optional<sf::io::result<sf::io::file>> f;
   if (!m->quantized.empty() && !j.int8) {
     sf::io::result<std::vector<std::byte>> q8 = sf::io::gguf_int8_checkpoint_bytes(*m);
     if (q8) {
-      bytes = std::move(q8);
+      f = int8_checkpoint(std::move(q8), j.path);
+      m->tensors = {};  // (the dequantized values: not read)
     } else if (m->quantized.size() + m->arch.L * 2 + 1 == sf::io::gguf_tensor_shapes(m->arch).size() && !j.quiet) {
       std::fprintf(stderr, "%s: %s: its Q8_0 weights run dequantized (%s)\n", j.program, options.path.c_str(), q8.message());
     }
   }
-  if (!bytes) return fail("run", bytes.message());
+  if (!f) f = sf::io::model_checkpoint_file(m->arch, m->tensors, {}, j.path);  // (m outlives it: gguf_checkpoint_bytes' file)
   m->quantized = {};
-  m->tensors = {};
-  sf::io::result<sf::io::file> f = sf::io::file::parse(std::move(*bytes), j.path);
-  if (!f) return fail("run", f.message());
-  return run_bpe(*f, j, prompt, steps, tokens, t0);
+  if (!*f) return fail("run", f->message());
+  return run_bpe(**f, j, prompt, steps, tokens, t0);
 }
 
 // `run`, or (bench) `bench --decode`: the same model files and options, and --streams LIST

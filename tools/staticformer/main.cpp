@@ -44,6 +44,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <iterator>
@@ -1013,9 +1014,9 @@ int main(int argc, char** argv) {
   bool has_tokenizer = false;
   sf::io::metadata_map metadata;
   std::string other_format;  // info of a file that is not a checkpoint: what it is
-  bool llama2c_values_unread = false;  // a llama2.c file of which only the header was read
-  bool gguf_values_unread = false;     // a GGUF file of which all but the values was read
-  std::string not_checkpoint;          // (then why it is not a staticformer checkpoint)
+  // A file of which only the header was read here (run, bench --decode): how to read it whole, its
+  // message when it is refused ("" when not), run before an executable is compiled for it.
+  std::function<std::string()> check_whole_file;
   if (!config.empty()) {
     if (command != "train" && command != "bench" && command != "info" && command != "header")
       return fail_in(command, "takes a model, not --config", 2);
@@ -1024,7 +1025,9 @@ int main(int argc, char** argv) {
     arch = *c;
     from = config;
   } else if (!model.empty() && command != "train") {
-    sf::io::result<sf::io::file> f = sf::io::file::open(model);
+    // A checkpoint: its header (the metadata: the architecture, the tokenizer) is what this program
+    // needs, and the executable reads the values (`info` reads them all).
+    sf::io::result<sf::io::file> f = command == "info" ? sf::io::file::open(model) : sf::io::file::open_header(model);
     std::error_code ec;
     if (!f && command == "convert" && (fs::is_regular_file(model, ec) || sf::io::is_hf_directory(model)))
       return convert_llama2c(argc, argv, /*llama2c_out=*/false);  // llama2.c's or Hugging Face's, to a checkpoint
@@ -1048,7 +1051,11 @@ int main(int argc, char** argv) {
       sf::io::result<sf::io::gguf_model> m =
           command == "info" ? sf::io::read_gguf(model) : sf::io::read_gguf_header(model);
       if (!m) return fail_in(command, m.message());
-      gguf_values_unread = command != "info";
+      if (command != "info")
+        check_whole_file = [&model] {
+          const sf::io::result<sf::io::gguf_model> whole = sf::io::read_gguf(model);
+          return whole ? std::string() : std::string(whole.message());
+        };
       arch = m->arch;
       has_tokenizer = true;
       other_format = "GGUF version " + std::to_string(m->version) + ", " +
@@ -1063,8 +1070,11 @@ int main(int argc, char** argv) {
       sf::io::result<sf::io::llama2c_model> m =
           command == "info" ? sf::io::read_llama2c(model) : sf::io::read_llama2c_header(model);
       if (!m) return fail_in(command, neither(model, f.message(), m.message()));
-      llama2c_values_unread = command != "info";
-      not_checkpoint = f.message();
+      if (command != "info")
+        check_whole_file = [&model, not_checkpoint = std::string(f.message())] {
+          const sf::io::result<sf::io::llama2c_model> whole = sf::io::read_llama2c(model);
+          return whole ? std::string() : neither(model, not_checkpoint, whole.message());
+        };
       arch = m->arch;
       has_tokenizer = true;  // (tokenizer.bin, or -z FILE: the executable reads it)
       other_format = "llama2.c's model file, version " + std::to_string(m->version) +
@@ -1148,12 +1158,8 @@ int main(int argc, char** argv) {
   }
 
   located at = locate(arch, e, b);
-  if (!at.exists && llama2c_values_unread) {  // the whole file checked before anything is compiled
-    if (sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(model); !m)
-      return fail_in(command, neither(model, not_checkpoint, m.message()));
-  }
-  if (!at.exists && gguf_values_unread)
-    if (sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(model); !m) return fail_in(command, m.message());
+  if (!at.exists && check_whole_file)  // the whole file checked before anything is compiled
+    if (const std::string why = check_whole_file(); !why.empty()) return fail_in(command, why);
   if (!at.exists)
     if (std::string why = build(arch, e, b, at, from); !why.empty()) return fail(why);
   std::vector<char*> args{const_cast<char*>(at.path.c_str())};

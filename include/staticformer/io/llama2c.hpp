@@ -142,6 +142,10 @@ result<std::vector<std::byte>> q8_checkpoint_bytes(const sf::arch& a, const std:
 // must be exactly llama2c_tensor_shapes(a) in names and shapes (any order).
 result<std::vector<std::byte>> model_checkpoint_bytes(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
                                                       const metadata_map& extra = {});
+// The same checkpoint as a file read in place (writer::view): what file::parse of
+// model_checkpoint_bytes gives, without the copy; it reads `tensors`, which must outlive it.
+result<file> model_checkpoint_file(const sf::arch& a, const std::vector<llama2c_tensor>& tensors,
+                                   const metadata_map& extra = {}, const std::string& origin = "<memory>");
 // The float tensors of a LLaMA-family checkpoint of architecture a: exactly llama2c_tensor_shapes(a),
 // each F32 of its shape with finite values (messages name f's origin and the tensor).
 result<std::vector<llama2c_tensor>> read_checkpoint_tensors(const file& f, const sf::arch& a);

@@ -212,6 +212,15 @@ class file {
   // Validates a file's bytes; `origin` names it in messages.
   static result<file> parse(std::vector<std::byte> bytes, const std::string& origin = "<memory>");
 
+  // The header alone: a regular file is read and checked as open() reads it — the header, and the
+  // tensors' extents against the file's size, with the same messages — but its values are not
+  // read. What it returns has the metadata and no tensors (tensors() is empty, so every loader
+  // refuses it: "missing tensor ..."), and header_only() is true. For what needs only the metadata
+  // (the `staticformer` command, before it hands a checkpoint to the executable that reads it).
+  // A stream, whose size is not known, is read whole, as by open().
+  static result<file> open_header(const std::string& path);
+  bool header_only() const { return header_only_; }
+
   const std::string& origin() const { return origin_; }
   bool has_metadata() const { return has_metadata_; }
   const metadata_map& metadata() const { return metadata_; }
@@ -229,8 +238,10 @@ class file {
   }
   // The raw little-endian bytes of a tensor (not necessarily aligned: copy, don't cast).
   std::span<const std::byte> data(const tensor_info& t) const {
+    if (is_view_) return viewed(t);
     return std::span<const std::byte>(bytes_).subspan(data_start_ + t.begin, t.bytes());
   }
+  // The bytes held: the whole file's (parse, open); none for open_header's; writer::view's: its header.
   std::size_t size_bytes() const { return bytes_.size(); }
 
  private:
@@ -239,6 +250,12 @@ class file {
   std::size_t data_start_ = 0;
   std::size_t wanted_ = 0;  // bytes being read (for the out-of-memory message)
   bool has_metadata_ = false;
+  bool header_only_ = false;
+  // writer::view's file: where each tensor's bytes are (tensors_' order: data order), not in bytes_.
+  std::vector<const std::byte*> views_;
+  bool is_view_ = false;
+  friend class writer;
+  std::span<const std::byte> viewed(const tensor_info& t) const;
   metadata_map metadata_;
   std::vector<tensor_info> tensors_;
 
@@ -247,9 +264,11 @@ class file {
   std::size_t append(std::FILE* f, std::size_t n);
   std::uint64_t header_length() const;
   // Empty when the file is valid, else the message. Reads only what the header declares.
-  std::string read(std::FILE* f);
-  // Empty when the file held in bytes_ is valid, else the message.
-  std::string validate();
+  static result<file> open_file(const std::string& path, bool values);  // open, open_header
+  std::string read(std::FILE* f, bool values);
+  // Empty when the file held in bytes_ is valid, else the message. With data_elsewhere, bytes_ is
+  // the 8-byte length and the header alone, for that many bytes of data held elsewhere (writer::view).
+  std::string validate(std::optional<std::size_t> data_elsewhere = std::nullopt);
   // The header length against what follows it (when known) and the limit.
   std::string check_header_length(std::uint64_t n, std::optional<std::uint64_t> available) const;
   // "truncated file: ...": the first tensor (in data order) that ends beyond `have` bytes of data.
@@ -518,6 +537,11 @@ class writer {
   // The file's bytes: header padded with spaces to a multiple of 8, data ordered by
   // decreasing element size so that every tensor is aligned to its element size.
   result<std::vector<std::byte>> serialize() const;
+  // What file::parse(*serialize(), origin) gives — the same header, checked the same way —
+  // without copying the data: the file reads each tensor where add_view's memory is, so that
+  // memory must outlive it. Refused when a tensor was copied by add (the file would read the
+  // writer's copy). Its size_bytes() is the header's.
+  result<file> view(const std::string& origin = "<memory>") const;
 
   // Writes `path + ".tmp"`, then renames it over `path`: readers never see a partial file.
   sf::status write(const std::string& path) const;
@@ -533,6 +557,10 @@ class writer {
     const std::byte* begin() const { return view ? view : data.data(); }
   };
   writer& add_entry(const std::string& name, dtype type, shape_t shape, const void* data, bool copy);
+  // The data order (by decreasing element size, stable) and each tensor's first byte in the data.
+  std::vector<std::size_t> data_order(std::vector<std::size_t>& begin, std::size_t& total) const;
+  // The 8-byte length and the header, padded (the tensors at `begin`).
+  result<std::vector<std::byte>> header_bytes(const std::vector<std::size_t>& begin, std::size_t reserve) const;
   template <class T>
   writer& add_values(const std::string& name, const std::vector<T>& values, shape_t shape, bool copy) {
     std::size_t n = 1;
