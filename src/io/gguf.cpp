@@ -582,8 +582,8 @@ result<gguf_model> parse(std::span<const std::byte> bytes, std::uint64_t file_si
       if (t.ne != s.ne)
         return fail(origin, "tensor '", t.name, "': expected extents ", ne_text(s.ne), ", found ", ne_text(t.ne));
     }
+    if (!values) return m;  // (the header alone)
     for (const gslot& s : slots) {
-      if (!values) break;
       const tinfo& t = infos[by_name.find(s.theirs)->second];
       const std::byte* p = bytes.data() + data + t.offset;
       const std::size_t n = static_cast<std::size_t>(t.elements);

@@ -296,7 +296,6 @@ std::string file::read(std::FILE* f, bool values) {
   std::size_t declared = 0;
   if (std::string e = check_layout(after(data_start_), declared); !e.empty()) return e;
   if (!values && size) {  // (check_layout has checked the extents against the file's size)
-    header_only_ = true;
     tensors_.clear();
     bytes_ = {};
     return {};

@@ -219,7 +219,7 @@ class file {
   // (the `staticformer` command, before it hands a checkpoint to the executable that reads it).
   // A stream, whose size is not known, is read whole, as by open().
   static result<file> open_header(const std::string& path);
-  bool header_only() const { return header_only_; }
+  bool header_only() const { return bytes_.empty(); }  // (open and parse hold 8 bytes at least, a view its header)
 
   const std::string& origin() const { return origin_; }
   bool has_metadata() const { return has_metadata_; }
@@ -250,7 +250,6 @@ class file {
   std::size_t data_start_ = 0;
   std::size_t wanted_ = 0;  // bytes being read (for the out-of-memory message)
   bool has_metadata_ = false;
-  bool header_only_ = false;
   // writer::view's file: where each tensor's bytes are (tensors_' order: data order), not in bytes_.
   std::vector<const std::byte*> views_;
   bool is_view_ = false;
