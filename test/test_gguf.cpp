@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "file_bytes.hpp"
+#include "groups_alone.hpp"
 #include "staticformer/io/any_tokenizer.hpp"
 #include "staticformer/io/gguf.hpp"
 #include "staticformer/io/llama2c.hpp"
@@ -223,6 +224,24 @@ TEST(Gguf, Q8_0FileAsTheInt8CheckpointAsItIs) {
   EXPECT_NE(std::string(b.message()).find("int8 value -128 at 5"), std::string::npos) << b.message();
 }
 
+// read_gguf(path, {.dequantize = false}) (what `staticformer run` reads of a GGUF file unless
+// --int8 asks to quantize its floats): the Q8_0 tensors without their float values, everything else
+// as read_gguf reads it, and the same int8 checkpoint; F32 and F16 files read as always.
+TEST(Gguf, BlocksAloneAreReadWithoutTheFloatValues) {
+  for (const char* name : {"llama_q8.gguf", "llama_f16.gguf", "llama_f32.gguf"}) {
+    SCOPED_TRACE(name);
+    const io::gguf_model whole = read_ok(name);
+    auto r = io::read_gguf(data_dir + name, {.dequantize = false});
+    ASSERT_TRUE(r.is_ok()) << r.message();
+    const io::gguf_model& m = *r;
+    EXPECT_EQ(m.tokens, whole.tokens);
+    EXPECT_EQ(m.scores, whole.scores);
+    EXPECT_EQ(m.half, whole.half);
+    sf_test::expect_groups_alone(m, whole,
+                                 [](const io::gguf_model& x) { return io::gguf_int8_checkpoint_bytes(x); });
+  }
+}
+
 TEST(Gguf, WriterRoundTrips) {
   for (const char* file : {"llama_f32.gguf", "llama_f16.gguf", "llama_q8.gguf", "from_llama2c.gguf"}) {
     const io::gguf_model m = read_ok(file);
@@ -386,7 +405,11 @@ TEST(Gguf, HalfConversions) {
 std::string refusal(const std::vector<std::byte>& b) {
   auto m = io::parse_gguf(b, "x.gguf");
   EXPECT_FALSE(m.is_ok());
-  return m ? std::string("accepted") : std::string(m.message());
+  const std::string message = m ? std::string("accepted") : std::string(m.message());
+  // Read without the Q8_0 tensors' float values: the same checks, the same message.
+  auto g = io::parse_gguf(b, "x.gguf", {.dequantize = false});
+  EXPECT_EQ(g ? std::string("accepted") : std::string(g.message()), message);
+  return message;
 }
 #define EXPECT_REFUSED(bytes, text) EXPECT_NE(refusal(bytes).find(text), std::string::npos) << refusal(bytes)
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "file_bytes.hpp"
+#include "groups_alone.hpp"
 #include "staticformer/io/llama2c.hpp"
 #include "staticformer/io/safetensors.hpp"
 #include "staticformer/quantize.hpp"
@@ -69,7 +70,11 @@ void set_i32(std::vector<std::byte>& b, std::size_t at, std::int32_t v) { std::m
 std::string refusal(const std::vector<std::byte>& b) {
   auto m = io::parse_llama2c(b, "x.bin");
   EXPECT_FALSE(m.is_ok());
-  return m ? std::string("accepted") : std::string(m.message());
+  const std::string message = m ? std::string("accepted") : std::string(m.message());
+  // Read without the Q8_0 matrices' float values: the same checks, the same message.
+  auto g = io::parse_llama2c(b, "x.bin", {.dequantize = false});
+  EXPECT_EQ(g ? std::string("accepted") : std::string(g.message()), message);
+  return message;
 }
 
 #define EXPECT_REFUSED(bytes, text) EXPECT_NE(refusal(bytes).find(text), std::string::npos) << refusal(bytes)
@@ -316,6 +321,27 @@ TEST(Llama2c, Version2IsTheInt8CheckpointAsItIs) {
   auto g16 = io::llama2c_int8_checkpoint_bytes(m);
   ASSERT_FALSE(g16.is_ok());
   EXPECT_NE(std::string(g16.message()).find("groups of 16 are not a multiple of 32"), std::string::npos) << g16.message();
+}
+
+// read_llama2c(path, {.dequantize = false}) (what `staticformer run` reads of a version 2 file
+// whose groups its int8 checkpoint takes as they are): a version 2 file's matrices without their
+// float values, everything else as read_llama2c reads it, and the same int8 checkpoint; float files
+// read as always.
+TEST(Llama2c, GroupsAloneAreReadWithoutTheFloatValues) {
+  for (const char* name : {"mha_shared.v2_gs32.bin", "mha_shared.v2_gs64.bin", "gqa_unshared_q8.v2_gs64.bin",
+                           "mha_shared.v1.bin", "gqa_unshared.v0.bin"}) {
+    SCOPED_TRACE(name);
+    const io::llama2c_model whole = read_ok(name);
+    auto r = io::read_llama2c(data_dir + name, {.dequantize = false});
+    ASSERT_TRUE(r.is_ok()) << r.message();
+    const io::llama2c_model& m = *r;
+    EXPECT_EQ(m.version, whole.version);
+    EXPECT_EQ(m.group_size, whole.group_size);
+    EXPECT_EQ(m.rope_cos, whole.rope_cos);
+    EXPECT_EQ(m.rope_sin, whole.rope_sin);
+    sf_test::expect_groups_alone(m, whole,
+                                 [](const io::llama2c_model& x) { return io::llama2c_int8_checkpoint_bytes(x); });
+  }
 }
 
 // RoPE's pair conventions: halves and back is the identity; W_q's column j of the halves model is

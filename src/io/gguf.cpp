@@ -292,7 +292,7 @@ namespace {
 // (the tensors' values read), else at least the header's (read_gguf_header: everything but the
 // values, the tensors' extents checked against file_size).
 result<gguf_model> parse(std::span<const std::byte> bytes, std::uint64_t file_size, const std::string& origin,
-                         bool values) {
+                         bool values, const gguf_read_options& options = {}) {
   try {
     cursor c{bytes, 0, {}};
     auto bad = [&] { return fail(origin, c.err); };
@@ -589,17 +589,23 @@ result<gguf_model> parse(std::span<const std::byte> bytes, std::uint64_t file_si
       const std::size_t n = static_cast<std::size_t>(t.elements);
       const std::size_t cols = static_cast<std::size_t>(t.ne[0]), rows = n / cols;  // ggml [rows = ne1, cols = ne0]
       gguf_tensor x{s.ours, s.shape, {}};
-      detail::resize_huge(x.values, n);  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
       gguf_q8 q;
+      bool finite_scales = true;
       if (t.type == 8) {  // the blocks' values and scales (34 bytes a block: an F16 scale, 32 int8)
         q = {s.ours, rows, cols, std::vector<std::int8_t>(n), std::vector<float>(n / 32)};
         for (std::size_t b = 0; b < n / 32; ++b) {
           const std::byte* blk = p + b * 34;
           q.scales[b] = detail::f16_to_float(static_cast<std::uint16_t>(std::to_integer<std::uint8_t>(blk[0]) |
                                                                         std::to_integer<std::uint8_t>(blk[1]) << 8));
+          finite_scales = finite_scales && std::isfinite(q.scales[b]);
           std::memcpy(q.q.data() + b * 32, blk + 2, 32);
         }
       }
+      // A Q8_0 tensor's values are not finite exactly where its scale is not (|q| <= 128, and a
+      // float16 scale times 128 is finite): without them (options.dequantize false), a tensor whose
+      // scales are all finite needs none; the others are dequantized for fill's message.
+      const bool values_wanted = t.type != 8 || options.dequantize || !finite_scales;
+      if (values_wanted) detail::resize_huge(x.values, n);  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
       // x[c, r] = file[r, c] when transposed (ours), else the same order
       auto fill = [&](auto value) {
         return detail::fill_rows(x.values.data(), rows, cols, s.transpose, s.shape, value);
@@ -618,7 +624,8 @@ result<gguf_model> parse(std::span<const std::byte> bytes, std::uint64_t file_si
       const std::int8_t* const qv = q.q.data();
       const float* const sv = q.scales.data();
       auto q8 = [qv, sv](std::size_t i) { return static_cast<float>(qv[i]) * sv[i / 32]; };
-      if (const std::string e = t.type == 0 ? fill(f32) : t.type == 1 ? fill(f16) : fill(q8); !e.empty())
+      if (const std::string e = !values_wanted ? std::string() : t.type == 0 ? fill(f32) : t.type == 1 ? fill(f16) : fill(q8);
+          !e.empty())
         return fail(origin, "tensor '", t.name, "': ", e);
       m.tensors.push_back(std::move(x));
       if (t.type == 8) m.quantized.push_back(std::move(q));
@@ -631,8 +638,9 @@ result<gguf_model> parse(std::span<const std::byte> bytes, std::uint64_t file_si
 }
 }  // namespace
 
-result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin) {
-  return parse(bytes, bytes.size(), origin, true);
+result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin,
+                              const gguf_read_options& options) {
+  return parse(bytes, bytes.size(), origin, true, options);
 }
 
 result<gguf_model> parse_gguf_header(std::span<const std::byte> bytes, std::uint64_t file_size, const std::string& origin) {
@@ -643,7 +651,7 @@ result<gguf_model> parse_gguf_header(std::span<const std::byte> bytes, std::uint
 namespace {
 // The file at `path` as read_gguf reads it: its first `prefix` bytes (all when prefix >= its size),
 // parsed (parse), with the values when `values` (then prefix is the largest file's size).
-result<gguf_model> read(const std::string& path, std::uint64_t prefix, bool values) {
+result<gguf_model> read(const std::string& path, std::uint64_t prefix, bool values, const gguf_read_options& options = {}) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return detail::fail({"cannot open '", path, "': ", std::strerror(errno)});
   struct closer {
@@ -664,11 +672,13 @@ result<gguf_model> read(const std::string& path, std::uint64_t prefix, bool valu
   }
   if (std::fread(bytes.data(), 1, bytes.size(), f) != bytes.size())
     return fail(path, "the file was shorter than its size when read (", std::strerror(errno), ")");
-  return values ? parse_gguf(bytes, path) : parse_gguf_header(bytes, size, path);
+  return values ? parse_gguf(bytes, path, options) : parse_gguf_header(bytes, size, path);
 }
 }  // namespace
 
-result<gguf_model> read_gguf(const std::string& path) { return read(path, gguf_max_file_bytes, true); }
+result<gguf_model> read_gguf(const std::string& path, const gguf_read_options& options) {
+  return read(path, gguf_max_file_bytes, true, options);
+}
 
 result<gguf_model> read_gguf_header(const std::string& path, std::uint64_t prefix) {
   result<gguf_model> m = read(path, prefix, false);

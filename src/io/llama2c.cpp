@@ -289,7 +289,8 @@ std::vector<std::pair<std::string, shape_t>> llama2c_tensor_shapes(const sf::arc
   return out;
 }
 
-result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::string& origin) {
+result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::string& origin,
+                                    const llama2c_read_options& options) {
   header h;
   int version = -1;
   if (std::string e = parse_header(b, h, version); !e.empty()) return fail(origin, version, e);
@@ -304,13 +305,17 @@ result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::str
     m.version = version;
     m.group_size = version == 2 ? static_cast<std::size_t>(gs) : 0;
     // Our tensors, in docs/model.md's order, sized now (the file holds them all: checked above).
+    // (A version-2 file's matrices are sized only when dequantized: every tensor of more than one
+    // axis is Q8_0 there.)
+    const bool values_of_matrices = version != 2 || options.dequantize;
     std::map<std::string, std::size_t> index;
     for (auto& [name, shape] : llama2c_tensor_shapes(m.arch)) {
       index[name] = m.tensors.size();
       std::size_t n = 1;
       for (std::size_t d : shape) n *= d;
       m.tensors.push_back({name, shape, {}});
-      detail::resize_huge(m.tensors.back().values, n);  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
+      if (shape.size() == 1 || values_of_matrices)
+        detail::resize_huge(m.tensors.back().values, n);  // (huge pages: a page fault per 2 MiB, not per 4 KiB)
     }
     std::size_t off = start;
     for (const run& r : runs) {
@@ -351,7 +356,9 @@ result<llama2c_model> parse_llama2c(std::span<const std::byte> b, const std::str
                           " (Q8_0's range is [-127, 127])");
           const std::int8_t* const qv = q.q.data();
           const float* const sv = q.scales.data();
-          if (std::string e = fill([qv, sv, gs](std::size_t i) { return static_cast<float>(qv[i]) * sv[i / gs]; });
+          if (std::string e = values_of_matrices
+                                  ? fill([qv, sv, gs](std::size_t i) { return static_cast<float>(qv[i]) * sv[i / gs]; })
+                                  : std::string();
               !e.empty())
             return fail(origin, version, e);
           off += n + 4 * (n / gs);
@@ -416,7 +423,7 @@ result<llama2c_model> read_llama2c_header(const std::string& path) {
   return m;
 }
 
-result<llama2c_model> read_llama2c(const std::string& path) {
+result<llama2c_model> read_llama2c(const std::string& path, const llama2c_read_options& options) {
   opened o;
   if (sf::status s = open_checked(path, o); !s) return s;
   try {
@@ -427,7 +434,7 @@ result<llama2c_model> read_llama2c(const std::string& path) {
   const std::size_t have = std::min<std::uint64_t>(o.size, llama2c_header_bytes);
   if (std::fread(o.bytes.data() + have, 1, o.size - have, o.f) != o.size - have)
     return fail(path, o.version, "the file was shorter than its size when read (", std::strerror(errno), ")");
-  return parse_llama2c(o.bytes, path);
+  return parse_llama2c(o.bytes, path, options);
 }
 
 // ----------------------------------------------------------------------------- writing

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ struct job {
   std::vector<std::int32_t> eval;      // its tokens (at least 2 when eval_path is given)
   std::vector<std::size_t> bench_streams;  // `bench --decode`: time decoding with these stream counts ({}: generate)
   std::size_t bench_repeat = 3;        // … the median of this many runs of each
+  // Called once the weights are loaded (and quantized), before the decoder is set up: the caller
+  // frees what the file was read from, so that the process never holds the file's values, the
+  // weights and the decoder's copies at once. run() does not read its file after it.
+  std::function<void()> loaded;
 };
 
 // Loads the weights of configuration C from `f` (float, or int8 when sf::io::is_quantized),

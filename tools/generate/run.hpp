@@ -282,6 +282,7 @@ int run(const sf::io::file& f, const job<Tok>& j, const char* config_name) {
     if (sf::status s = weights<C>::load_float(f, p); !s) return detail::fail(j, j.path, s.message());
     if (int8 || !j.save_int8.empty()) sf::quantize(q, p);
   }
+  if (j.loaded) j.loaded();  // (the file's memory freed: f is not read below)
   const double load_seconds = j.load_seconds + detail::seconds_since(t0);
   if (!j.save_int8.empty()) {
     if (sf::status s = weights<C>::save_int8(j.save_int8, q, j.tokenizer); !s)

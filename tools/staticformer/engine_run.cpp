@@ -111,6 +111,7 @@ sf_gen::job<Tok> with_tokenizer(const sf_gen::job<>& options, Tok tok) {
   j.eval_path = options.eval_path;
   j.bench_streams = options.bench_streams;
   j.bench_repeat = options.bench_repeat;
+  j.loaded = options.loaded;
   return j;
 }
 
@@ -137,6 +138,17 @@ int run_bpe(const sf::io::file& f, sf_gen::job<sf::io::tokenizer_bin>& j, const 
   return sf_gen::run<arch, streams>(f, j, name.c_str());
 }
 
+// What `run` frees once the weights are loaded (sf_gen::job::loaded): the file the weights were
+// read from (a checkpoint's bytes, or the header of one read in place) and the tensors it reads in
+// place (a llama2.c, GGUF or Hugging Face model's values). The process's peak is then the weights
+// and, after them, the weights and the decoder's copies, not the three at once.
+void release(sf::io::file& f) { const sf::io::file gone = std::move(f); }
+template <class Tensors>
+void release(sf::io::file& f, Tensors& tensors) {
+  release(f);
+  const Tensors gone = std::move(tensors);
+}
+
 // The int8 checkpoint of `bytes` (llama2c_int8_checkpoint_bytes, gguf_int8_checkpoint_bytes), as a file.
 sf::io::result<sf::io::file> int8_checkpoint(sf::io::result<std::vector<std::byte>> bytes, const std::string& path) {
   if (!bytes) return bytes.status();
@@ -152,18 +164,23 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
   if (!options.save_int8.empty())
     return fail("run", "--save-int8: " + options.path + " is a llama2.c model file (write its int8 form with llama2.c's export.py --version 2)", 2);
   const auto t0 = std::chrono::steady_clock::now();
-  sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(options.path);
+  // A version 2 file's Q8_0 groups as the int8 checkpoint (the int8 decoder, the file's own int8
+  // values); groups that are not a multiple of 32 (e.g. 4, what export.py picks for a hidden width
+  // of 172) are requantized in groups of 32 from their values. Groups taken as they are need no
+  // float values: the file is read without them (four times the groups' memory).
+  sf::io::result<sf::io::llama2c_model> h = sf::io::read_llama2c_header(options.path);
+  if (!h) return fail("run", h.message());
+  const bool q8_as_is = h->version == 2 && h->group_size % 32 == 0;
+  sf::io::result<sf::io::llama2c_model> m = sf::io::read_llama2c(options.path, {.dequantize = !q8_as_is});
   if (!m) return fail("run", m.message());
+  if (m->version != h->version || m->group_size != h->group_size)
+    return fail("run", options.path + ": the file changed while it was read");
   if (m->arch != arch)
     return fail("run", options.path + ": its architecture (" + sf::io::describe(m->arch) + ") is not this executable's (" +
                            sf::io::describe(arch) + ")");
   sf::io::result<sf::io::tokenizer_bin> t = sf::io::tokenizer_bin::open(tokenizer_path, arch.V);
   if (!t) return fail("run", "-z " + tokenizer_path + ": " + t.message());
   sf_gen::job<sf::io::tokenizer_bin> j = with_tokenizer(options, std::move(*t));
-  // The model as a checkpoint: a version 2 file's Q8_0 groups as the int8 checkpoint (the int8
-  // decoder, the file's own int8 values); groups that are not a multiple of 32 (e.g. 4, what
-  // export.py picks for a hidden width of 172) are requantized in groups of 32 from their values.
-  const bool q8_as_is = m->version == 2 && m->group_size % 32 == 0;
   if (m->version == 2 && !q8_as_is) {
     j.int8 = true;
     if (!j.quiet)
@@ -175,6 +192,7 @@ int run_llama2c(const sf_gen::job<>& options, const std::string& prompt, const s
   m->quantized = {};
   if (q8_as_is) m->tensors = {};  // (the float checkpoint reads m->tensors where they are: m outlives it)
   if (!f) return fail("run", f.message());
+  j.loaded = [&] { release(*f, m->tensors); };
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
 
@@ -208,6 +226,7 @@ int run_hf(const sf_gen::job<>& options, const std::string& prompt, const std::s
   // (the checkpoint reads m's tensors where they are: m outlives it)
   sf::io::result<sf::io::file> f = sf::io::model_checkpoint_file(m->arch, m->tensors, {}, j.path);
   if (!f) return fail("run", f.message());
+  j.loaded = [&] { release(*f, m->tensors); };
   return run_bpe(*f, j, prompt, steps, tokens, t0);
 }
 
@@ -220,7 +239,9 @@ int run_gguf(const sf_gen::job<>& options, const std::string& prompt, const std:
   if (!options.save_int8.empty())
     return fail("run", "--save-int8: " + options.path + " is a GGUF file (convert it to a checkpoint first)", 2);
   const auto t0 = std::chrono::steady_clock::now();
-  sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(options.path);
+  // (Q8_0 blocks without their float values unless --int8 asks to quantize the floats: read again
+  // with them below if the int8 checkpoint cannot take the blocks.)
+  sf::io::result<sf::io::gguf_model> m = sf::io::read_gguf(options.path, {.dequantize = options.int8});
   if (!m) return fail("run", m.message());
   if (m->arch != arch)
     return fail("run", options.path + ": its architecture (" + sf::io::describe(m->arch) + ") is not this executable's (" +
@@ -238,14 +259,20 @@ int run_gguf(const sf_gen::job<>& options, const std::string& prompt, const std:
     sf::io::result<std::vector<std::byte>> q8 = sf::io::gguf_int8_checkpoint_bytes(*m);
     if (q8) {
       f = int8_checkpoint(std::move(q8), j.path);
-      m->tensors = {};  // (the dequantized values: not read)
-    } else if (m->quantized.size() + m->arch.L * 2 + 1 == sf::io::gguf_tensor_shapes(m->arch).size() && !j.quiet) {
-      std::fprintf(stderr, "%s: %s: its Q8_0 weights run dequantized (%s)\n", j.program, options.path.c_str(), q8.message());
+    } else {
+      if (m->quantized.size() + m->arch.L * 2 + 1 == sf::io::gguf_tensor_shapes(m->arch).size() && !j.quiet)
+        std::fprintf(stderr, "%s: %s: its Q8_0 weights run dequantized (%s)\n", j.program, options.path.c_str(), q8.message());
+      const sf::arch read_first = m->arch;
+      m = sf::io::read_gguf(options.path);  // the float values, this time
+      if (!m) return fail("run", m.message());
+      if (m->arch != read_first) return fail("run", options.path + ": the file changed while it was read");
     }
   }
+  if (f) m->tensors = {};  // (the norms' values, in the int8 checkpoint now; no other values were read)
   if (!f) f = sf::io::model_checkpoint_file(m->arch, m->tensors, {}, j.path);  // (m outlives it: gguf_checkpoint_bytes' file)
   m->quantized = {};
   if (!*f) return fail("run", f->message());
+  j.loaded = [&] { release(**f, m->tensors); };
   return run_bpe(**f, j, prompt, steps, tokens, t0);
 }
 
@@ -398,6 +425,7 @@ int run(int argc, char** argv, bool bench = false) {
   if (!f) return fail("run", f.message());
   sf::io::any_tokenizer tok;
   if (const std::string e = sf_gen::read_tokenizer(*f, j.path, arch.V, tok); !e.empty()) return fail("run", e);
+  j.loaded = [&] { release(*f); };
   if (const sf::io::tokenizer_bin* bpe = tok.bpe()) {  // llama2.c's tokenizer: run.c's prompt, text and -n
     sf_gen::job<sf::io::tokenizer_bin> jb = with_tokenizer(j, *bpe);
     return run_bpe(*f, jb, prompt, steps, tokens, t0);

@@ -83,8 +83,18 @@ inline std::vector<std::pair<std::string, shape_t>> gguf_tensor_shapes(const sf:
   return llama2c_tensor_shapes(a);
 }
 
-result<gguf_model> read_gguf(const std::string& path);
-result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin = "<memory>");
+// What read_gguf makes of Q8_0 tensors besides their blocks (quantized).
+struct gguf_read_options {
+  // true: their float values too (q × d), in tensors. false: those tensors' values are left empty
+  // (their names and shapes are there): for what reads the blocks alone, as the int8 checkpoint
+  // does (gguf_int8_checkpoint_bytes), without the floats' memory (four times the blocks'). The
+  // checks are the same.
+  bool dequantize = true;
+};
+
+result<gguf_model> read_gguf(const std::string& path, const gguf_read_options& options = {});
+result<gguf_model> parse_gguf(std::span<const std::byte> bytes, const std::string& origin = "<memory>",
+                              const gguf_read_options& options = {});
 // Everything read_gguf reads but the tensors' values (tensors, quantized and half stay empty),
 // with the same checks of the header, the extents and the file's size; the values are not read,
 // only the first `prefix` bytes of the file (4 MiB: e.g. a tokenizer of 200,000 pieces), or the

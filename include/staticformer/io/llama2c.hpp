@@ -96,9 +96,19 @@ sf::status llama2c_check_arch(const sf::arch& a);
 // The tensors (names and shapes, in docs/model.md's order) of a llama2.c architecture.
 std::vector<std::pair<std::string, shape_t>> llama2c_tensor_shapes(const sf::arch& a);
 
+// What read_llama2c makes of a version-2 file's Q8_0 matrices besides their groups (quantized).
+struct llama2c_read_options {
+  // true: their float values too (q × scale), in tensors. false: those tensors' values are left
+  // empty (their names and shapes are there): for what reads the groups alone, as the int8
+  // checkpoint does (llama2c_int8_checkpoint_bytes), without the floats' memory (four times the
+  // groups'). The checks are the same.
+  bool dequantize = true;
+};
+
 // Reads a file of any version (the magic tells 1 and 2 from 0). `origin` names memory in messages.
-result<llama2c_model> read_llama2c(const std::string& path);
-result<llama2c_model> parse_llama2c(std::span<const std::byte> bytes, const std::string& origin = "<memory>");
+result<llama2c_model> read_llama2c(const std::string& path, const llama2c_read_options& options = {});
+result<llama2c_model> parse_llama2c(std::span<const std::byte> bytes, const std::string& origin = "<memory>",
+                                    const llama2c_read_options& options = {});
 // The header alone, checked as read_llama2c checks it (the file's size is the one the header
 // implies): a model with arch, version and group_size, and no tensors. The values are not read.
 result<llama2c_model> read_llama2c_header(const std::string& path);
