@@ -6,6 +6,8 @@
 // blocks dequantize to the tensors, and make a valid int8 checkpoint or a message; the float
 // checkpoint of it is a valid safetensors file; written
 // back (F32, and Q8_0 with its own blocks) it reads to the same architecture, tokens and values.
+// Read without the float values of its Q8_0 tensors ({.dequantize = false}), it is refused or
+// accepted alike, with the same message, the same blocks and the same int8 checkpoint.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -42,9 +44,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     "header: another model");
       if (m) SF_FUZZ_CHECK((*x)->arch == m->arch && (*x)->tokens == m->tokens, "header: not the file's model");
     }
+  // Without the Q8_0 tensors' float values (what `staticformer run` reads for the int8 decoder):
+  // the same verdict and message; accepted, the same blocks and the same int8 checkpoint or message.
+  auto g = io::parse_gguf(bytes, "fuzz.gguf", {.dequantize = false});
+  SF_FUZZ_CHECK(!g == !m, "blocks alone: another verdict");
   if (!m) {
     SF_FUZZ_CHECK(std::strstr(m.message(), "'fuzz.gguf': GGUF: ") != nullptr, m.message());
+    SF_FUZZ_CHECK(std::strcmp(g.message(), m.message()) == 0, g.message());
     return 0;
+  }
+  SF_FUZZ_CHECK(g->arch == m->arch && g->quantized.size() == m->quantized.size(), "blocks alone: another model");
+  for (std::size_t i = 0; i < m->quantized.size(); ++i)
+    SF_FUZZ_CHECK(g->quantized[i].q == m->quantized[i].q && g->quantized[i].scales == m->quantized[i].scales,
+                  "blocks alone: other blocks");
+  if (!m->quantized.empty()) {
+    auto a = io::gguf_int8_checkpoint_bytes(*m), b = io::gguf_int8_checkpoint_bytes(*g);
+    SF_FUZZ_CHECK(!a == !b && (a ? *a == *b : std::strcmp(a.message(), b.message()) == 0),
+                  "blocks alone: another int8 checkpoint");
   }
   const auto shapes = io::gguf_tensor_shapes(m->arch);
   SF_FUZZ_CHECK(shapes.size() == m->tensors.size(), "tensor count");

@@ -4,7 +4,9 @@
 // is accepted: every tensor has the shape of llama2c_tensor_shapes(arch) and finite values, a
 // version-2 file's groups dequantize to the tensors; writing it back at its own version gives the
 // same bytes (version 0 with its own RoPE tables, version 2 with its own groups); writing it at
-// version 1 reads back to the same architecture and the same values.
+// version 1 reads back to the same architecture and the same values. Read without the float values
+// of its Q8_0 matrices ({.dequantize = false}), it is refused or accepted alike, with the same
+// message, the same groups and the same int8 checkpoint.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -21,9 +23,24 @@ namespace io = sf::io;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
   auto m = io::parse_llama2c(bytes, "fuzz.bin");
+  // Without the Q8_0 matrices' float values (what `staticformer run` reads for the int8 decoder):
+  // the same verdict and message; accepted, the same groups and the same int8 checkpoint or message.
+  auto g = io::parse_llama2c(bytes, "fuzz.bin", {.dequantize = false});
+  SF_FUZZ_CHECK(!g == !m, "groups alone: another verdict");
   if (!m) {
     SF_FUZZ_CHECK(std::strstr(m.message(), "'fuzz.bin': llama2.c") != nullptr, m.message());
+    SF_FUZZ_CHECK(std::strcmp(g.message(), m.message()) == 0, g.message());
     return 0;
+  }
+  SF_FUZZ_CHECK(g->arch == m->arch && g->version == m->version && g->quantized.size() == m->quantized.size(),
+                "groups alone: another model");
+  for (std::size_t i = 0; i < m->quantized.size(); ++i)
+    SF_FUZZ_CHECK(g->quantized[i].q == m->quantized[i].q && g->quantized[i].scales == m->quantized[i].scales,
+                  "groups alone: other groups");
+  if (m->version == 2) {
+    auto a = io::llama2c_int8_checkpoint_bytes(*m), b = io::llama2c_int8_checkpoint_bytes(*g);
+    SF_FUZZ_CHECK(!a == !b && (a ? *a == *b : std::strcmp(a.message(), b.message()) == 0),
+                  "groups alone: another int8 checkpoint");
   }
   SF_FUZZ_CHECK(io::llama2c_check_arch(m->arch).is_ok(), "an accepted file of an architecture llama2.c cannot hold");
   const auto shapes = io::llama2c_tensor_shapes(m->arch);
