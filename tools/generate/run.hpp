@@ -58,8 +58,9 @@ template <sf::tokenizer Tok>
 char print_piece(const Tok& tok, std::int32_t prev, std::int32_t id, char last) {
   if constexpr (sf::tokenizer_with_context<Tok>) {
     const std::string_view p = sf::bpe_printable(tok.piece_after(prev, id));
+    if (p.empty()) return last;  // (nothing printed: fwrite takes no null pointer, even for 0 bytes)
     std::fwrite(p.data(), 1, p.size(), stdout);
-    return p.empty() ? last : p.back();
+    return p.back();
   } else {
     const std::string_view p = tok.piece(id);
     if (p.empty()) {
