@@ -140,8 +140,8 @@ int run_bpe(const sf::io::file& f, sf_gen::job<sf::io::tokenizer_bin>& j, const 
 
 // What `run` frees once the weights are loaded (sf_gen::job::loaded): the file the weights were
 // read from (a checkpoint's bytes, or the header of one read in place) and the tensors it reads in
-// place (a llama2.c, GGUF or Hugging Face model's values). The process's peak is then the weights
-// and, after them, the weights and the decoder's copies, not the three at once.
+// place (a llama2.c, GGUF or Hugging Face model's values). The process then holds the file's values
+// and the weights, then the weights and the decoder's copies, never the three at once.
 void release(sf::io::file& f) { const sf::io::file gone = std::move(f); }
 template <class Tensors>
 void release(sf::io::file& f, Tensors& tensors) {
