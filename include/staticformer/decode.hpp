@@ -90,6 +90,7 @@
 #include <utility>
 
 #include "staticformer/config.hpp"
+#include "staticformer/kernels/fetch.hpp"
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/kernels/vmath.hpp"
 #include "staticformer/layers/attention.hpp"
@@ -158,6 +159,15 @@ class decoder {
       sizeof(weights_t) > (std::size_t{512} << 10) && !int8_weights && O.panel_copy;
   // head_t_: tok_embᵀ (tied), or lm_head's matrix (untied, with panel_copies), by panels
   static constexpr bool head_copy = !int8_weights && (C.tied ? O.tied_head_copy : panel_copies);
+  // Batched steps of float weights from memory (by panels): the tiles of a step's products fetch
+  // into L2 the keys and values the next attention reads (kernels/fetch.hpp) — block l's W_o and
+  // feed-forward, then block l+1's Q, K and V, block l+1's; the head's, block 0's of the next step.
+  // The weights pass through L3 at every step and evict the caches, which each stream's attention
+  // then read from memory one short row after another (its keys are transposed: a row per
+  // dimension) while the products, bound by the FMA units, leave the memory idle. A 16-stream
+  // stories15M step at 100 tokens: 7.25 → 6.58 ms on a Zen 4 (docs/benchmarks.md, "Batched
+  // decoding: the products fetch the next attention's keys and values"). The same bits.
+  static constexpr bool fetch_caches = B > 1 && weights_from_memory && panel_copies;
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be
   // called again after they change) and empties every stream.
@@ -377,7 +387,9 @@ class decoder {
       // panel is read once for all rows (the same sums as gemv_panels: k order, one FMA at a time)
       using my = detail::mt<Y>;
       using mx = detail::mt<X>;
-      kernels::gemm_nn_panels<my::rows, V, D, HN, mx::ld, my::ld>(y.data(), a.data(), head_t_.data());
+      kernels::gemm_nn_panels<my::rows, V, D, HN, mx::ld, my::ld>(y.data(), a.data(), head_t_.data(),
+                                                                  static_cast<const T*>(nullptr),
+                                                                  fetching());
     } else if constexpr (head_copy) {
       using my = detail::mt<Y>;
       for (std::size_t r = 0; r < my::rows; ++r)
@@ -446,7 +458,8 @@ class decoder {
             if constexpr (my::rows == 1)
               kernels::gemv_panels<where, HN>(y.data(), x.data(), wp, mw::cols, mw::rows, bias_of(b));
             else
-              kernels::gemm_nn_panels<my::rows, mw::cols, mw::rows, HN, mx::ld, my::ld>(y.data(), x.data(), wp, bias_of(b));
+              kernels::gemm_nn_panels<my::rows, mw::cols, mw::rows, HN, mx::ld, my::ld>(y.data(), x.data(), wp, bias_of(b),
+                                                                                     fetching());
             return;
           }
       }
@@ -530,6 +543,7 @@ class decoder {
       embed_row(x.row(r), hist_(b, pos_[b]), pos_[b]);
     }
     for (std::size_t l = 0; l < L; ++l) layer_rows<R>(l, streams, x, a, y, f);
+    if constexpr (fetch_caches && R > 1) fetch_attention(0, streams, R, 1);  // the next step's block 0
     if (logits) head_rows<R>(streams, a, x);
     for (std::size_t r = 0; r < R; ++r)
       if (r == 0 || streams[r] != streams[r - 1]) ++pos_[streams[r]];
@@ -545,13 +559,37 @@ class decoder {
     const product lin{this};
     // x += attn(norm1(x))
     for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm1);
+    if constexpr (fetch_caches && R > 1) fetch_.stop();  // (what is not fetched yet is read now)
     attn::template forward_step<R>(lin, y, a, bp.attn, cache_[l], streams, pos_.data(), sw_);
+    if constexpr (fetch_caches && R > 1)  // block l+1's keys and values, while W_o, the feed-forward, Q, K, V run
+      if (l + 1 < L) fetch_attention(l + 1, streams, R, 0);
     for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
     // x += ffn(norm2(x))
     for (std::size_t r = 0; r < R; ++r) norm::row(a.row(r), x.row(r), bp.norm2);
     if constexpr (gated_buffers) ffn::decode_rows(lin, y, a, bp.ffn, f, rf{f2_.data()});
     else ffn::decode_rows(lin, y, a, bp.ffn, f, none{});
     for (std::size_t i = 0; i < R * D; ++i) x.data()[i] += y.data()[i];
+  }
+  // The lines of block l's cache that the attention of R rows of streams streams[0 … R-1] reads at
+  // their positions + ahead: each stream's keys (KV·d_k rows, the first positions of each) and
+  // values (one block), in the order the attention reads them; the products that follow fetch them
+  // (fetch_caches). (Run time only: a prefetch has no meaning in constant evaluation.)
+  constexpr void fetch_attention(std::size_t l, const std::size_t* streams, std::size_t R, std::size_t ahead) {
+    if (std::is_constant_evaluated()) return;
+    constexpr std::size_t KV = attn::KV, DK = attn::DK;
+    std::size_t n = 0;
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t b = streams[r];
+      if (r > 0 && b == streams[r - 1]) continue;  // a padding row: its stream's lines are in already
+      const std::size_t keys = pos_[b] + ahead + 1 < S ? pos_[b] + ahead + 1 : S;
+      fetch_ranges_[n++] = {cache_[l].kt.data() + b * KV * dk * S, S, KV * dk, kernels::count_lines<T>(keys)};
+      fetch_ranges_[n++] = {cache_[l].v.data() + b * S * DK, 0, 1, kernels::count_lines<T>(keys * DK)};
+    }
+    fetch_ = {fetch_ranges_.data(), n};
+  }
+  constexpr kernels::fetch_list<T>* fetching() {
+    if constexpr (fetch_caches) return &fetch_;
+    else return nullptr;
   }
   // The logits of a step's rows: norm_f, then the head, into each stream's logits row.
   template <std::size_t R, class A, class X>
@@ -619,6 +657,9 @@ class decoder {
   static constexpr std::size_t Rq = kernels::q8::rows_per_pass<kernels::q8::native>;
   [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<D>, Rq>> xq_d_{};
   [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<C.F>, Rq>> xq_f_{};
+  // the lines the products fetch for the next attention (fetch_caches): two ranges per stream
+  [[no_unique_address]] maybe<fetch_caches, std::array<kernels::fetch_range<T>, 2 * B>> fetch_ranges_{};
+  [[no_unique_address]] maybe<fetch_caches, kernels::fetch_list<T>> fetch_{};
   // step buffers (B rows): the residual stream, a norm's output, a sub-layer's output, the
   // feed-forward's hidden rows, attention's q, k, v, o rows and one query's scores per head
   rows_d x_{}, a_{}, y_{};

@@ -13,6 +13,7 @@
 
 #include "for_each_backend.hpp"
 #include "staticformer/data.hpp"
+#include "staticformer/kernels/fetch.hpp"
 #include "staticformer/kernels/gemm.hpp"
 #include "staticformer/kernels/gemv.hpp"
 #include "staticformer/simd.hpp"
@@ -139,7 +140,10 @@ TEST(Decode, GemvStreamMatchesGemv) {
 // float tied head) against ref::gemm_nn over the plain matrix, every backend compiled in: the same
 // bits. Shapes: M of every row tile (6, 4, 2 and 1 rows), N a multiple of NP or not, NP a multiple
 // of the backend's tile width or not, K of one, two and three K blocks (the next panel's rows are
-// fetched in the last one).
+// fetched in the last one). Again with a list of lines to fetch (a batched step's next attention,
+// kernels/fetch.hpp): the same bits, and the register tiles go through the whole list (they are
+// the full panels' products, with M > 1 on a vector backend; a few lines, so that any such product
+// has the k steps to fetch them all).
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t NP>
 void check_gemm_panels(std::uint64_t seed, bool with_bias = false) {
   sf::xoshiro256 rng(seed);
@@ -159,8 +163,41 @@ void check_gemm_panels(std::uint64_t seed, bool with_bias = false) {
     sf::kernels::gemm_nn_panels_with<V, M, N, K, NP, K, N>(C1.data(), A.data(), Bp.data(), b);
     EXPECT_EQ(0, std::memcmp(C0.data(), C1.data(), C0.size() * sizeof(float)))
         << name << " M=" << M << " N=" << N << " K=" << K << " NP=" << NP << " bias " << with_bias;
+    std::vector<float> lines(200);
+    const sf::kernels::fetch_range<float> ranges[2] = {{lines.data(), 48, 3, 1}, {lines.data() + 150, 0, 1, 2}};
+    sf::kernels::fetch_list<float> list{ranges, 2};
+    std::fill(C1.begin(), C1.end(), 7.0f);
+    sf::kernels::gemm_nn_panels_with<V, M, N, K, NP, K, N>(C1.data(), A.data(), Bp.data(), b, &list);
+    EXPECT_EQ(0, std::memcmp(C0.data(), C1.data(), C0.size() * sizeof(float)))
+        << name << " M=" << M << " N=" << N << " K=" << K << " NP=" << NP << " bias " << with_bias << ", fetching";
+    const bool tiles = V::width > 1 && M > 1 && N >= NP && sf::parallel::current == nullptr;
+    EXPECT_EQ(!tiles, list.more()) << name << " M=" << M << " N=" << N << " K=" << K << " NP=" << NP
+                                   << ": the list " << (tiles ? "not fetched" : "fetched where nothing fetches");
   };
   for_each_backend(check);
+}
+// fetch_list's walk: each range's rows, each row's lines, in order; then no more. At compile time
+// too (step() is constexpr).
+constexpr bool fetch_walk_matches() {
+  float m[600]{};
+  const sf::kernels::fetch_range<float> r[2] = {{m + 1, 100, 3, 2}, {m + 400, 0, 1, 3}};
+  sf::kernels::fetch_list<float> list{r, 2};
+  const float* want[] = {m + 1, m + 17, m + 101, m + 117, m + 201, m + 217, m + 400, m + 416, m + 432};
+  for (const float* w : want)
+    if (!list.more() || list.step() != w) return false;
+  if (list.more()) return false;
+  sf::kernels::fetch_list<float> again{r, 2};
+  again.step();
+  again.stop();
+  return !again.more();
+}
+static_assert(fetch_walk_matches());
+TEST(Decode, FetchListWalksEachRangeLineByLine) {
+  EXPECT_TRUE(fetch_walk_matches());
+  EXPECT_EQ(1u, sf::kernels::count_lines<float>(1));
+  EXPECT_EQ(1u, sf::kernels::count_lines<float>(16));
+  EXPECT_EQ(2u, sf::kernels::count_lines<float>(17));
+  EXPECT_EQ(5u, sf::kernels::count_lines<float>(65));
 }
 TEST(Decode, GemmPanelsMatchesGemm) {
   check_gemm_panels<16, 200, 150, 64>(1);

@@ -126,6 +126,7 @@ constexpr sf::config weights_from_memory() {
 TEST(Decode, MaskedStepsWeightsFromMemory) {
   static_assert(sf::decoder<weights_from_memory()>::weights_from_memory);
   static_assert(sf::decoder<weights_from_memory()>::panel_copies);  // the layers' matrices by panels
+  static_assert(sf::decoder<weights_from_memory()>::fetch_caches);  // the products fetch the next attention's lines
   check_masked_steps<weights_from_memory()>(63);
 }
 

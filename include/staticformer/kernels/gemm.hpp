@@ -23,8 +23,9 @@
 //     in a program that needs that tile, and a test that instantiates a hundred
 //     shapes compiles a few dozen tiles, not thousands.
 //   * Remainders: the last column panel has fewer vectors and a masked last vector,
-//     the last M % MR rows go through tiles of 4, 2 and 1 rows, the last K block is
-//     shorter. Any size works, any row strides (e.g. a head's columns inside a (T, D)
+//     the last M % MR rows go through tiles of 4, 2 and 1 rows (with AVX-512, M rows
+//     that are a sum of MR and MR − 1 go as such tiles: 16 = 6 + 5 + 5; short_tiles), the
+//     last K block is shorter. Any size works, any row strides (e.g. a head's columns inside a (T, D)
 //     activation: lda = D, K = d_k).
 //   * nn and tn read A in place (nn: a(i,k) = A[i·lda + k], tn: a(i,k) = A[k·lda + i]).
 //     B is read in place when its rows are contiguous along N (nn, tn); for nt the
@@ -38,7 +39,9 @@
 //     tiles or more, the next slice of B (and gemm_tn's next block of A) is prefetched while the
 //     current one is used, so its copy or transpose does not wait for memory. With fewer row
 //     tiles and B read in place (a batched decoder step: 16 rows times weights from memory), the
-//     tiles fetch the next slice into L2 themselves, a row per k step spread over all of them.
+//     tiles fetch the next slice into L2 themselves, a row per k step spread over all of them;
+//     gemm_nn_panels' tiles can also fetch a list of other lines (fetch.hpp: a batched
+//     decoder step's next attention), one per later k step.
 //
 // No heap, nothing big on the stack. The only storage beyond registers is two packing
 // buffers (static, sizes fixed at compile time: 16 KiB + 28 KiB for AVX-512).
@@ -49,6 +52,7 @@
 #include <utility>
 
 #include "staticformer/kernels/attributes.hpp"
+#include "staticformer/kernels/fetch.hpp"
 #include "staticformer/parallel.hpp"
 #include "staticformer/kernels/gemm_ref.hpp"
 #include "staticformer/kernels/gemv.hpp"
@@ -111,6 +115,7 @@ template <class V> inline constexpr std::size_t max_tile_cols = (V::registers >=
 //   pf: nullptr, or rows the tile fetches into L2 while it runs (panel's next slice): in its first
 //       pf_rows k steps, the NV vectors at pf + k·pf_ld (a prefetch never faults; the values are
 //       not read)
+//   more: nullptr, or lines to fetch into L2 (fetch.hpp): one at each later k step while any are left
 //
 // Naive reference of the same tile:
 //   for i < MR, j < cols: s = (load_c ? C[i,j] : 0) + (bias ? bias[j] : 0);
@@ -123,7 +128,8 @@ template <class V, std::size_t MR, std::size_t NV, bool Partial, bool ATrans, cl
 SF_KERNEL_INLINE void tile_body(std::index_sequence<I...>, std::index_sequence<J...>, std::index_sequence<R...>,
                                 T* SF_RESTRICT C, std::size_t ldc, const T* SF_RESTRICT A, std::size_t lda,
                                 const T* SF_RESTRICT B, std::size_t ldb, std::size_t kc, std::size_t nl, bool load_c,
-                                const T* SF_RESTRICT bias, const T* pf, std::size_t pf_ld, std::size_t pf_rows) {
+                                const T* SF_RESTRICT bias, const T* pf, std::size_t pf_ld, std::size_t pf_rows,
+                                fetch_list<T>* more) {
   using reg = typename V::reg;
   constexpr std::size_t W = V::width;
   // vector j of a row starting at p; the last one has nl lanes when Partial
@@ -146,6 +152,12 @@ SF_KERNEL_INLINE void tile_body(std::index_sequence<I...>, std::index_sequence<J
       (SF_PREFETCH_L2(pf + k * pf_ld + J * W), ...);
       ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
     }
+  if (more)  // then a line of the fetch list at each step, while any are left
+    for (; k < kc && more->more(); ++k) {
+      const reg b[NV] = {ld(B + k * ldb, J)...};
+      more->next();
+      ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
+    }
   for (; k < kc; ++k) {  // acc[i·NV + j] += a(i,k) · B[k, jW:jW+W]
     const reg b[NV] = {ld(B + k * ldb, J)...};
     ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
@@ -158,10 +170,10 @@ template <class V, std::size_t MR, std::size_t NV, bool Partial, bool ATrans, cl
 SF_KERNEL_NOINLINE void tile(T* SF_RESTRICT C, std::size_t ldc, const T* SF_RESTRICT A, std::size_t lda,
                              const T* SF_RESTRICT B, std::size_t ldb, std::size_t kc, std::size_t nl, bool load_c,
                              const T* SF_RESTRICT bias, const T* pf = nullptr, std::size_t pf_ld = 0,
-                             std::size_t pf_rows = 0) {
+                             std::size_t pf_rows = 0, fetch_list<T>* more = nullptr) {
   tile_body<V, MR, NV, Partial, ATrans>(std::make_index_sequence<MR * NV>{}, std::make_index_sequence<NV>{},
                                         std::make_index_sequence<MR>{}, C, ldc, A, lda, B, ldb, kc, nl, load_c, bias,
-                                        pf, pf_ld, pf_rows);
+                                        pf, pf_ld, pf_rows, more);
 }
 
 // ---------------------------------------------------------------- packing B
@@ -249,6 +261,24 @@ inline constexpr b_layout rows_layout =
         ? b_layout::rows_copied
         : b_layout::rows;
 
+// How M rows go into row tiles: MR rows while they last, then 4, 2 and 1 — or, with AVX-512
+// (512-bit vectors, 32 registers), tiles of MR and MR − 1 rows when M is a sum of those (16 = 6 + 5
+// + 5: a batched decoder step's rows) and not a multiple of MR. There a tile of 4 rows × 4 vectors
+// runs well below the FMA peak (72–84% in L1 on a Zen 4, beside 95–100% for 5 and 6 rows:
+// docs/benchmarks.md, "Batched decoding: 16 rows as 6 + 5 + 5"). short_tiles: how many MR − 1
+// tiles (0: the first way). Each element is summed alike in any tile: the same bits.
+template <class V, std::size_t MR>
+constexpr std::size_t short_tiles(std::size_t M) {
+  if constexpr (V::width < 16 || MR < 6) {
+    return 0;
+  } else {
+    if (M % MR == 0) return 0;
+    for (std::size_t s = 1; s < MR && s * (MR - 1) <= M; ++s)
+      if ((M - s * (MR - 1)) % MR == 0) return s;
+    return 0;
+  }
+}
+
 // One column panel of C, all K blocks, all row tiles:
 //   C[:, 0:nc] (=|+=) Σ_k a(m,k) · b(k,n) (+ bias[n])   m < M, n < nc = (NVp-1)·W + (Partial ? nl : W)
 //   C: (M, nc) row stride ldc (already offset to the panel's first column)
@@ -259,6 +289,7 @@ inline constexpr b_layout rows_layout =
 //   pack: the B slice buffer (pack_buffer: pack_kc × max_tile_cols), used when BCols or copy_b
 //   next_b, next_nc: the panel that follows this one (its B, as B here; row stride ldb) and its columns (0: none),
 //     whose first slice of B is fetched ahead
+//   more: nullptr, or lines the tiles fetch into L2 as they go (tile's `more`)
 // M, K and the strides are run-time values, and the M % MR remainder rows go through tiles
 // of 4, 2 and 1 rows: a panel depends only on the tile (MR × NVp, partial or not), so
 // every shape of a program that tiles alike shares it, which keeps compile times down.
@@ -266,7 +297,7 @@ inline constexpr b_layout rows_layout =
 template <class V, std::size_t MR, std::size_t NVp, bool Partial, bool ATrans, bool BCols, class T>
 SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
                               std::size_t M, std::size_t K, std::size_t nc, bool acc, const T* bias, bool copy_b,
-                              T* pack, const T* next_b, std::size_t next_nc) {
+                              T* pack, const T* next_b, std::size_t next_nc, fetch_list<T>* more = nullptr) {
   constexpr std::size_t W = V::width;
   const std::size_t nl = nc - (NVp - 1) * W;  // lanes of the last vector
   for (std::size_t k0 = 0; k0 < K; k0 += pack_kc) {  // K blocks of pack_kc rows of B
@@ -303,7 +334,9 @@ SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda
     // peak, sf_bench_kernels' batched_products; fetched into L1 instead they were slower than
     // without, and bursts after each tile, as `ahead` does, 8% slower.)
     const bool in_tile = W > 1 && !ahead && !BCols && !copy_b && n_next != 0;
+    const std::size_t n_short = short_tiles<V, MR>(M);
     const std::size_t n_tiles = [&] {
+      if (n_short) return (M - n_short * (MR - 1)) / MR + n_short;
       std::size_t n = M / MR, r = M % MR;
       if constexpr (MR > 4) n += r / 4, r %= 4;
       if constexpr (MR > 2) n += r / 2, r %= 2;
@@ -323,11 +356,17 @@ SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda
       // in_tile: this tile's rows of the next slice, rows k_next + t, + t + n, … (+ n_tiles·ldb each)
       const std::size_t pf_rows = in_tile && t < k_len ? min_(kb, (k_len - t + n_tiles - 1) / n_tiles) : 0;
       tile<V, R, NVp, Partial, ATrans>(C + m0 * ldc, ldc, Ak + (ATrans ? m0 : m0 * lda), lda, Bk, ldbk, kb, nl, load_c,
-                                       bk, pf_rows ? next + (k_next + t) * ldb : nullptr, n_tiles * ldb, pf_rows);
+                                       bk, pf_rows ? next + (k_next + t) * ldb : nullptr, n_tiles * ldb, pf_rows, more);
       m0 += R;
       ++t;
       if constexpr (W > 1) fetch_next();
     };
+    if constexpr (V::width >= 16 && MR >= 6)
+      if (n_short) {
+        for (std::size_t i = 0, n = (M - n_short * (MR - 1)) / MR; i < n; ++i) rows.template operator()<MR>();
+        for (std::size_t i = 0; i < n_short; ++i) rows.template operator()<MR - 1>();
+        continue;
+      }
     while (m0 + MR <= M) rows.template operator()<MR>();
     if constexpr (MR > 4) while (m0 + 4 <= M) rows.template operator()<4>();
     if constexpr (MR > 2) if (m0 + 2 <= M) rows.template operator()<2>();
@@ -345,11 +384,12 @@ inline constexpr bool copy_a = V::width > 1 && M >= 96 && K > pack_kc / 2 && (ld
 // one of NVr vectors whose last one is partial when PartialR.
 //   C: (M,N) row stride ldc;  A, B, bias, acc, copy_b: as for panel, over all N columns
 //   after, after_nc: what the last panel fetches ahead as if it were the next panel (nullptr: nothing)
+//   more: nullptr, or lines the tiles fetch into L2 as they go (tile's `more`)
 // Run-time M, N, K: shared by all shapes that tile alike.
 template <class V, std::size_t MR, std::size_t NV, std::size_t NVr, bool PartialR, bool ATrans, bool BCols, class T>
 SF_KERNEL_NOINLINE void gemm_tiled(T* C, std::size_t ldc, const T* A, std::size_t lda, const T* B, std::size_t ldb,
                                    std::size_t M, std::size_t N, std::size_t K, bool acc, const T* bias, bool copy_b,
-                                   T* pack, const T* after, std::size_t after_nc) {
+                                   T* pack, const T* after, std::size_t after_nc, fetch_list<T>* more) {
   constexpr std::size_t NR = NV * V::width;
   auto b_at = [&](std::size_t n) { return BCols ? B + n * ldb : B + n; };  // panel n's B
   std::size_t n0 = 0;
@@ -357,12 +397,12 @@ SF_KERNEL_NOINLINE void gemm_tiled(T* C, std::size_t ldc, const T* A, std::size_
     const bool last = n0 + NR == N;
     panel<V, MR, NV, false, ATrans, BCols>(C + n0, ldc, A, lda, b_at(n0), ldb, M, K, NR, acc, bias ? bias + n0 : nullptr,
                                            copy_b, pack, last ? after : b_at(n0 + NR),
-                                           last ? (after ? after_nc : 0) : min_(NR, N - n0 - NR));
+                                           last ? (after ? after_nc : 0) : min_(NR, N - n0 - NR), more);
   }
   if constexpr (NVr != 0)  // C[:, n0:N] (none when N is a column range ending on a panel boundary)
     if (n0 < N) panel<V, MR, NVr, PartialR, ATrans, BCols>(C + n0, ldc, A, lda, b_at(n0), ldb, M, K, N - n0, acc,
                                                            bias ? bias + n0 : nullptr, copy_b, pack, after,
-                                                           after ? after_nc : 0);
+                                                           after ? after_nc : 0, more);
 }
 
 // The tiling of a compile-time (M,N,K) product, then gemm_tiled over the rows [m_begin, m_end)
@@ -392,13 +432,13 @@ SF_KERNEL_INLINE void gemm_rows(T* C, std::size_t ldc, const T* A, std::size_t l
           for (std::size_t k = k1; k < min_(K, k1 + pack_kc); ++k)
             for (std::size_t i = 0; i < min_(a_chunk<V>, m_end - m1); i += 64 / sizeof(T)) SF_PREFETCH(A + k * lda + m1 + i);
         run(C + m0 * ldc, ldc, abuf, a_chunk_ld<V>, B + k0 * ldb, ldb, mc, N, kb, acc || k0 > 0,
-            k0 == 0 ? bias : nullptr, copy_b, pack, nullptr, 0);
+            k0 == 0 ? bias : nullptr, copy_b, pack, nullptr, 0, nullptr);
       }
     }
   } else {
     run(C + m_begin * ldc + n_begin, ldc, ATrans ? A + m_begin : A + m_begin * lda, lda,
         BL == b_layout::cols ? B + n_begin * ldb : B + n_begin, ldb, m_end - m_begin, n_end - n_begin, K, acc,
-        bias ? bias + n_begin : nullptr, copy_b, pack, nullptr, 0);
+        bias ? bias + n_begin : nullptr, copy_b, pack, nullptr, 0, nullptr);
   }
 }
 
@@ -525,12 +565,15 @@ template <class T> inline constexpr std::size_t tile_panel_width = detail::max_t
 // first rows while its last K block runs (gemm_tiled's `after`; with a parallel runner installed,
 // gemm_nn_with per panel, which splits it).
 //   C: (M,N) row stride ldc   A: (M,K) row stride lda   B: N·K values   bias: (N) or nullptr
+//   more: nullptr, or lines for the full panels' register tiles to fetch into L2 beside their FMAs,
+//     one per k step (fetch.hpp: a batched decoder step's next attention; not with M = 1, the
+//     scalar backend or a parallel runner)
 // Naive reference: for p: ref::gemm_nn<M, NPp, K, lda, NPp, ldc>(C + p·NP, A, B + p·NP·K, bias + p·NP)
 // With NP = tile_panel_width<T> (above) the tiles read each panel as one stream, row after row; a
 // wider panel is read a tile's columns at a time, every pass a stride through all its rows.
 template <class Backend, std::size_t M, std::size_t N, std::size_t K, std::size_t NP, std::size_t lda, std::size_t ldc,
           class T>
-void gemm_nn_panels_with(T* C, const T* A, const T* B, const T* bias = nullptr) {
+void gemm_nn_panels_with(T* C, const T* A, const T* B, const T* bias = nullptr, fetch_list<T>* more = nullptr) {
   static_assert(NP > 0, "sf::kernels::gemm_nn_panels: panels of 0 columns");
   constexpr std::size_t full = N / NP, last = N - full * NP;
   using P = detail::tiling<Backend, NP>;
@@ -542,9 +585,9 @@ void gemm_nn_panels_with(T* C, const T* A, const T* B, const T* bias = nullptr) 
   } else {
     constexpr auto run = detail::gemm_tiled<Backend, P::MR, P::NV, (rem + W - 1) / W, rem % W != 0, false, false, T>;
     for (std::size_t p = 0; p < full; ++p) {
-      const bool more = p + 1 < full || last > 0;
+      const bool ahead = p + 1 < full || last > 0;
       run(C + p * NP, ldc, A, lda, B + p * NP * K, NP, M, NP, K, false, bias ? bias + p * NP : nullptr, false,
-          detail::pack_buffer<Backend, T>(), more ? B + (p + 1) * NP * K : nullptr, p + 1 < full ? NP : last);
+          detail::pack_buffer<Backend, T>(), ahead ? B + (p + 1) * NP * K : nullptr, p + 1 < full ? NP : last, more);
     }
   }
   if constexpr (last > 0)
@@ -552,7 +595,7 @@ void gemm_nn_panels_with(T* C, const T* A, const T* B, const T* bias = nullptr) 
                                                              bias ? bias + full * NP : nullptr);
 }
 template <std::size_t M, std::size_t N, std::size_t K, std::size_t NP, std::size_t lda = K, std::size_t ldc = N, class T>
-constexpr void gemm_nn_panels(T* C, const T* A, const T* B, const T* bias = nullptr) {
+constexpr void gemm_nn_panels(T* C, const T* A, const T* B, const T* bias = nullptr, fetch_list<T>* more = nullptr) {
   if (std::is_constant_evaluated()) {
     constexpr std::size_t full = N / NP, last = N - full * NP;
     if constexpr (full > 0)
@@ -561,7 +604,7 @@ constexpr void gemm_nn_panels(T* C, const T* A, const T* B, const T* bias = null
     if constexpr (last > 0)
       ref::gemm_nn<M, last, K, lda, last, ldc, false>(C + full * NP, A, B + full * NP * K, bias ? bias + full * NP : nullptr);
   } else {
-    gemm_nn_panels_with<simd::native<T>, M, N, K, NP, lda, ldc>(C, A, B, bias);
+    gemm_nn_panels_with<simd::native<T>, M, N, K, NP, lda, ldc>(C, A, B, bias, more);
   }
 }
 // C (M,N) (=|+=) A (M,K) · B (N,K)ᵀ

@@ -151,8 +151,8 @@ struct attention {
     }
     // k_row, v_row (kv·d_k) of stream b at position t
     constexpr void store(std::size_t b, std::size_t t, const T* k_row, const T* v_row) {
-      for (std::size_t g = 0; g < KV; ++g)
-        for (std::size_t c = 0; c < dk; ++c) kt(b, g, c, t) = k_row[g * dk + c];
+      T* kc = kt.data() + b * (KV * dk * S) + t;  // kt(b, g, c, t) = kc[(g·d_k + c)·T]
+      for (std::size_t i = 0; i < KV * dk; ++i) kc[i * S] = k_row[i];
       T* vr = v.data() + (b * S + t) * DK;
       for (std::size_t i = 0; i < DK; ++i) vr[i] = v_row[i];
     }
