@@ -165,8 +165,9 @@ class decoder {
   // The weights pass through L3 at every step and evict the caches, which each stream's attention
   // then read from memory one short row after another (its keys are transposed: a row per
   // dimension) while the products, bound by the FMA units, leave the memory idle. A 16-stream
-  // stories15M step at 100 tokens: 7.25 → 6.58 ms on a Zen 4 (docs/benchmarks.md, "Batched
-  // decoding: the products fetch the next attention's keys and values"). The same bits.
+  // stories15M step at 100 tokens, with the row tiles of 5 (kernels/gemm.hpp): 7.22 → 6.75 ms on
+  // a Zen 4, the tiles alone 6.99 (docs/benchmarks.md, "Batched decoding: 16 rows as 6 + 5 + 5;
+  // the products fetch the next attention's keys and values"). The same bits.
   static constexpr bool fetch_caches = B > 1 && weights_from_memory && panel_copies;
 
   // Binds the weights (kept by pointer: they must outlive the decoder's use, and use() must be

@@ -265,7 +265,7 @@ inline constexpr b_layout rows_layout =
 // (512-bit vectors, 32 registers), tiles of MR and MR − 1 rows when M is a sum of those (16 = 6 + 5
 // + 5: a batched decoder step's rows) and not a multiple of MR. There a tile of 4 rows × 4 vectors
 // runs well below the FMA peak (72–84% in L1 on a Zen 4, beside 95–100% for 5 and 6 rows:
-// docs/benchmarks.md, "Batched decoding: 16 rows as 6 + 5 + 5"). short_tiles: how many MR − 1
+// docs/benchmarks.md, "Batched decoding: 16 rows as 6 + 5 + 5; …"). short_tiles: how many MR − 1
 // tiles (0: the first way). Each element is summed alike in any tile: the same bits.
 template <class V, std::size_t MR>
 constexpr std::size_t short_tiles(std::size_t M) {
