@@ -145,23 +145,22 @@ SF_KERNEL_INLINE void tile_body(std::index_sequence<I...>, std::index_sequence<J
   }
   const T* const arow[MR] = {(ATrans ? A + R : A + R * lda)...};  // a(i,k) = arow[i][k·(ATrans ? lda : 1)]
   const std::size_t astep = ATrans ? lda : 1;
+  auto step = [&](std::size_t k) SF_LAMBDA_INLINE {  // acc[i·NV + j] += a(i,k) · B[k, jW:jW+W]
+    const reg b[NV] = {ld(B + k * ldb, J)...};
+    ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
+  };
   std::size_t k = 0;
   if (pf)  // the first pf_rows steps also fetch row k of the prefetch slice into L2 (pf: see panel)
     for (; k < pf_rows; ++k) {
-      const reg b[NV] = {ld(B + k * ldb, J)...};
       (SF_PREFETCH_L2(pf + k * pf_ld + J * W), ...);
-      ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
+      step(k);
     }
   if (more)  // then a line of the fetch list at each step, while any are left
     for (; k < kc && more->more(); ++k) {
-      const reg b[NV] = {ld(B + k * ldb, J)...};
       more->next();
-      ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
+      step(k);
     }
-  for (; k < kc; ++k) {  // acc[i·NV + j] += a(i,k) · B[k, jW:jW+W]
-    const reg b[NV] = {ld(B + k * ldb, J)...};
-    ((acc[I] = V::fmadd(V::set1(arow[I / NV][k * astep]), b[I % NV], acc[I])), ...);
-  }
+  for (; k < kc; ++k) step(k);
   ((I % NV + 1 == NV && Partial ? V::store_partial(C + (I / NV) * ldc + (I % NV) * W, acc[I], nl)
                                 : V::store(C + (I / NV) * ldc + (I % NV) * W, acc[I])),
    ...);  // C[i, jW:jW+W] = acc[i·NV + j]
@@ -267,9 +266,10 @@ inline constexpr b_layout rows_layout =
 // runs well below the FMA peak (72–84% in L1 on a Zen 4, beside 95–100% for 5 and 6 rows:
 // docs/benchmarks.md, "Batched decoding: 16 rows as 6 + 5 + 5; …"). short_tiles: how many MR − 1
 // tiles (0: the first way). Each element is summed alike in any tile: the same bits.
+template <class V, std::size_t MR> inline constexpr bool with_short_tiles = V::width >= 16 && MR >= 6;
 template <class V, std::size_t MR>
 constexpr std::size_t short_tiles(std::size_t M) {
-  if constexpr (V::width < 16 || MR < 6) {
+  if constexpr (!with_short_tiles<V, MR>) {
     return 0;
   } else {
     if (M % MR == 0) return 0;
@@ -291,7 +291,7 @@ constexpr std::size_t short_tiles(std::size_t M) {
 //     whose first slice of B is fetched ahead
 //   more: nullptr, or lines the tiles fetch into L2 as they go (tile's `more`)
 // M, K and the strides are run-time values, and the M % MR remainder rows go through tiles
-// of 4, 2 and 1 rows: a panel depends only on the tile (MR × NVp, partial or not), so
+// of 4, 2 and 1 rows (or M through tiles of MR and MR − 1: short_tiles): a panel depends only on the tile (MR × NVp, partial or not), so
 // every shape of a program that tiles alike shares it, which keeps compile times down.
 // Naive reference: for m < M, n < nc: s = bias[n] + Σ_k a(m,k)·b(k,n); C[m,n] = acc ? C[m,n] + s : s;
 template <class V, std::size_t MR, std::size_t NVp, bool Partial, bool ATrans, bool BCols, class T>
@@ -334,9 +334,9 @@ SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda
     // peak, sf_bench_kernels' batched_products; fetched into L1 instead they were slower than
     // without, and bursts after each tile, as `ahead` does, 8% slower.)
     const bool in_tile = W > 1 && !ahead && !BCols && !copy_b && n_next != 0;
-    const std::size_t n_short = short_tiles<V, MR>(M);
+    const std::size_t n_short = short_tiles<V, MR>(M), n_full = n_short ? (M - n_short * (MR - 1)) / MR : 0;
     const std::size_t n_tiles = [&] {
-      if (n_short) return (M - n_short * (MR - 1)) / MR + n_short;
+      if (n_short) return n_full + n_short;
       std::size_t n = M / MR, r = M % MR;
       if constexpr (MR > 4) n += r / 4, r %= 4;
       if constexpr (MR > 2) n += r / 2, r %= 2;
@@ -361,9 +361,9 @@ SF_KERNEL_NOINLINE void panel(T* C, std::size_t ldc, const T* A, std::size_t lda
       ++t;
       if constexpr (W > 1) fetch_next();
     };
-    if constexpr (V::width >= 16 && MR >= 6)
-      if (n_short) {
-        for (std::size_t i = 0, n = (M - n_short * (MR - 1)) / MR; i < n; ++i) rows.template operator()<MR>();
+    if constexpr (with_short_tiles<V, MR>)
+      if (n_short) {  // n_full tiles of MR rows, then n_short of MR − 1
+        for (std::size_t i = 0; i < n_full; ++i) rows.template operator()<MR>();
         for (std::size_t i = 0; i < n_short; ++i) rows.template operator()<MR - 1>();
         continue;
       }
