@@ -34,9 +34,10 @@
 //
 // Storage of a decoder<C> (C.B streams, context C.T; nothing on the heap, nothing big on the stack):
 //   the KV cache, per layer a layers::attention<C>::cache<B>:
-//     keys   kt: (B, H, d_k, T) — transposed, so that one query's scores q_h·K_hᵀ are a vector–
-//            matrix product over contiguous positions (and the chunk products of prefill a plain
-//            matmul (P, d_k)·(d_k, T))
+//     keys   kt: (B, H, T/KB, d_k, KB) — transposed by blocks of KB positions (attention::key_block:
+//            64 when it divides T and is less than it), so that one query's scores q_h·K_hᵀ are vector–matrix products over contiguous
+//            positions (and the chunk products of prefill plain matmuls (P, d_k)·(d_k, KB)), and
+//            a stream's first positions are one contiguous run per head
 //     values v:  (B, T, D)      — a head's (T, d_k) slice is the right operand of P·V
 //   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
 //   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too, over the
@@ -577,13 +578,15 @@ class decoder {
   // (fetch_caches). (Run time only: a prefetch has no meaning in constant evaluation.)
   constexpr void fetch_attention(std::size_t l, const std::size_t* streams, std::size_t R, std::size_t ahead) {
     if (std::is_constant_evaluated()) return;
-    constexpr std::size_t KV = attn::KV, DK = attn::DK;
+    constexpr std::size_t KV = attn::KV, DK = attn::DK, KB = attn::key_block;
     std::size_t n = 0;
     for (std::size_t r = 0; r < R; ++r) {
       const std::size_t b = streams[r];
       if (r > 0 && b == streams[r - 1]) continue;  // a padding row: its stream's lines are in already
       const std::size_t keys = pos_[b] + ahead + 1 < S ? pos_[b] + ahead + 1 : S;
-      fetch_ranges_[n++] = {cache_[l].kt.data() + b * KV * dk * S, S, KV * dk, kernels::count_lines<T>(keys)};
+      for (std::size_t g = 0; g < KV; ++g)  // each key block's first positions: d_k rows of KB
+        for (std::size_t j = 0; j * KB < keys; ++j)
+          fetch_ranges_[n++] = {cache_[l].keys(b, g, j), KB, dk, kernels::count_lines<T>(keys - j * KB < KB ? keys - j * KB : KB)};
       fetch_ranges_[n++] = {cache_[l].v.data() + b * S * DK, 0, 1, kernels::count_lines<T>(keys * DK)};
     }
     fetch_ = {fetch_ranges_.data(), n};
@@ -658,8 +661,9 @@ class decoder {
   static constexpr std::size_t Rq = kernels::q8::rows_per_pass<kernels::q8::native>;
   [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<D>, Rq>> xq_d_{};
   [[no_unique_address]] maybe<int8_weights, std::array<kernels::q8::vector<C.F>, Rq>> xq_f_{};
-  // the lines the products fetch for the next attention (fetch_caches): two ranges per stream
-  [[no_unique_address]] maybe<fetch_caches, std::array<kernels::fetch_range<T>, 2 * B>> fetch_ranges_{};
+  // the lines the products fetch for the next attention (fetch_caches): per stream, a range per key
+  // head and key block, and one of values
+  [[no_unique_address]] maybe<fetch_caches, std::array<kernels::fetch_range<T>, (attn::KV * attn::key_blocks + 1) * B>> fetch_ranges_{};
   [[no_unique_address]] maybe<fetch_caches, kernels::fetch_list<T>> fetch_{};
   // step buffers (B rows): the residual stream, a norm's output, a sub-layer's output, the
   // feed-forward's hidden rows, attention's q, k, v, o rows and one query's scores per head

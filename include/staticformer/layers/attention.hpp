@@ -133,16 +133,35 @@ struct attention {
   // enter P·V with probability exactly 0 (the cache past a stream's position holds 0 or values the
   // stream wrote: always finite).
   //
+  // The key positions of a prefill chunk's products go in blocks of this many: the largest of 64,
+  // 32, 16, 8 that divides T and is less than T (0: none, one product over all T keys).
+  static constexpr std::size_t chunk_key_block = [] {
+    for (std::size_t kb : {64u, 32u, 16u, 8u})
+      if (S % kb == 0 && kb < S) return kb;
+    return std::size_t{0};
+  }();
+  // The cache keeps the keys by blocks of this many positions (the chunks' key blocks, or all T).
+  static constexpr std::size_t key_block = chunk_key_block != 0 ? chunk_key_block : S, key_blocks = S / key_block;
+
   // One layer's cache for Streams streams:
-  //   kt: (Streams, kv, d_k, T) keys, transposed: one query's scores q_h·K_gᵀ are a vector–matrix
-  //       product over contiguous positions, a chunk's a plain matmul (rows, d_k)·(d_k, T)
+  //   kt: (Streams, kv, T/KB, d_k, KB) keys, transposed by blocks of KB = key_block positions:
+  //       kt(b, g, j, c, i) is element c of head g's key at position j·KB + i. One query's scores
+  //       q_h·K_gᵀ are vector–matrix products over contiguous positions, a chunk's plain matmuls
+  //       (rows, d_k)·(d_k, KB), and the first positions of a stream are one contiguous run per
+  //       head (d_k rows of KB), not d_k rows T apart (a 16-stream stories15M step: the queries'
+  //       products over the keys 6.7 → 4.4% of its cycles, the step 2% shorter; docs/benchmarks.md,
+  //       "Keys cached by blocks of 64 positions")
   //   v:  (Streams, T, kv·d_k) values: a key/value head's (T, d_k) slice is the right operand of P·V
   // (sized by the key/value heads: grouped-query attention divides it by H / kv)
   template <std::size_t Streams>
   struct cache {
-    tensor<T, Batch<Streams>, Heads<KV>, HeadDim<dk>, Seq<S>> kt;
+    tensor<T, Batch<Streams>, Heads<KV>, Seq<key_blocks>, HeadDim<dk>, Seq<key_block>> kt;
     tensor<T, Batch<Streams>, Seq<S>, Model<DK>> v;
 
+    // block j of K_gᵀ for stream b: (d_k, KB), row stride KB
+    constexpr const T* keys(std::size_t b, std::size_t g, std::size_t j) const {
+      return kt.data() + ((b * KV + g) * key_blocks + j) * (dk * key_block);
+    }
     constexpr void reset(std::size_t b) {  // stream b: zeros
       T* k = kt.data() + b * (KV * dk * S);
       T* vb = v.data() + b * (S * DK);
@@ -151,8 +170,10 @@ struct attention {
     }
     // k_row, v_row (kv·d_k) of stream b at position t
     constexpr void store(std::size_t b, std::size_t t, const T* k_row, const T* v_row) {
-      T* kc = kt.data() + b * (KV * dk * S) + t;  // kt(b, g, c, t) = kc[(g·d_k + c)·T]
-      for (std::size_t i = 0; i < KV * dk; ++i) kc[i * S] = k_row[i];
+      // kt(b, g, t / KB, c, t % KB) = kc[g·(T·d_k) + c·KB]
+      T* kc = kt.data() + b * (KV * dk * S) + (t / key_block) * (dk * key_block) + t % key_block;
+      for (std::size_t g = 0; g < KV; ++g)
+        for (std::size_t c = 0; c < dk; ++c) kc[g * (S * dk) + c * key_block] = k_row[g * dk + c];
       T* vr = v.data() + (b * S + t) * DK;
       for (std::size_t i = 0; i < DK; ++i) vr[i] = v_row[i];
     }
@@ -167,14 +188,6 @@ struct attention {
     tensor<T, Batch<1>, Seq<R>, Model<D>> o;
     std::conditional_t<Chunk, tensor<T, Seq<R>, Seq<S>>, tensor<T, Heads<H>, Seq<S>>> scores;
   };
-
-  // The key positions of a prefill chunk's products go in blocks of this many: the largest of 64,
-  // 32, 16, 8 that divides T and is less than T (0: none, one product over all T keys).
-  static constexpr std::size_t chunk_key_block = [] {
-    for (std::size_t kb : {64u, 32u, 16u, 8u})
-      if (S % kb == 0 && kb < S) return kb;
-    return std::size_t{0};
-  }();
 
   // Prefill: positions s0 … s0+R-1 of stream b (s0 + R ≤ T). Their keys and values are written to
   // the cache; every query attends positions 0 … its own.
@@ -198,11 +211,10 @@ struct attention {
       using scores_block = view<T, shape<Seq<R>>, Seq<KB>, S>;  // (R, KB) of the (R, T) scores
       for (std::size_t h = 0; h < H; ++h) {
         const std::size_t g = h / G;
-        const T* kt = c.kt.data() + (b * KV + g) * dk * S;       // K_gᵀ: (d_k, T)
         const T* vg = c.v.data() + b * S * DK + g * dk;           // V_g: (T, d_k), row stride kv·d_k
         for (std::size_t j = 0; j < nb; ++j)                      // q_h · K_gᵀ, keys of block j
           matmul(scores_block{w.scores.data() + j * KB}, head<H>(std::as_const(w.q), 0, h),
-                 view<const T, shape<HeadDim<dk>>, Seq<KB>, S>{kt + j * KB});
+                 view<const T, shape<HeadDim<dk>>, Seq<KB>, KB>{c.keys(b, g, j)});
         for (std::size_t i = 0; i < R; ++i) {
           T* row = w.scores.data() + i * S;
           const std::size_t keys = s0 + i + 1;
@@ -219,7 +231,8 @@ struct attention {
     } else {
       for (std::size_t h = 0; h < H; ++h) {
         const auto Sc = as_view(w.scores);                                              // (R, T) scores, then P
-        matmul(Sc, head<H>(std::as_const(w.q), 0, h), at(std::as_const(c.kt), b, h / G));   // q_h · K_gᵀ
+        matmul(Sc, head<H>(std::as_const(w.q), 0, h),                                   // q_h · K_gᵀ (one block)
+               view<const T, shape<HeadDim<dk>>, Seq<S>, S>{c.keys(b, h / G, 0)});
         for (std::size_t i = 0; i < R; ++i) {
           T* row = Sc.row(i);
           const std::size_t keys = s0 + i + 1;
@@ -275,9 +288,12 @@ struct attention {
       c.store(b, t, k.row(r), v.row(r));
       // one query, every head: scores over positions 0 … t (rows of w.scores: one per head), softmax, P·V
       kernels::gemv_job<T> jobs[H];
-      for (std::size_t h = 0; h < H; ++h)  // s_h = q_h · K_gᵀ   (keys)
-        jobs[h] = {w.scores.row(h), q.row(r) + h * dk, c.kt.data() + (b * KV + h / G) * dk * S, nullptr};
-      kernels::gemv_batch<G>(jobs, H, S, keys, dk);  // (the G heads of a key/value head: its keys read once)
+      for (std::size_t j = 0; j * key_block < keys; ++j) {  // s_h = q_h · K_gᵀ   (keys), block after block
+        const std::size_t n = keys - j * key_block < key_block ? keys - j * key_block : key_block;
+        for (std::size_t h = 0; h < H; ++h)
+          jobs[h] = {w.scores.row(h) + j * key_block, q.row(r) + h * dk, c.keys(b, h / G, j), nullptr};
+        kernels::gemv_batch<G>(jobs, H, key_block, n, dk);  // (the G heads of a key/value head: its keys read once)
+      }
       simd::softmax_scaled_rows(w.scores.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
       for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_g   (d_k)
         jobs[h] = {o.row(r) + h * dk, w.scores.row(h), c.v.data() + b * S * DK + (h / G) * dk, nullptr};
