@@ -55,3 +55,31 @@ TEST(Decode, SmallChunksPromptInPieces) {
   }
   EXPECT_TRUE(d.same_bits) << "max rel " << d.max_rel;
 }
+
+// The cache keeps the keys by blocks of attention::key_block positions, (streams, kv, T/KB, d_k,
+// KB): the prefill chunks' key block (the largest of 64, 32, 16, 8 that divides T and is less than
+// it), else all T. A key stored at position t is element (t / KB, c, t % KB) of its head's blocks,
+// which cache::keys gives; the other positions stay as reset left them.
+template <sf::config C> inline constexpr std::size_t key_block = sf::layers::attention<C, float>::key_block;
+static_assert(key_block<sf::configs::small> == 64 && key_block<sf::configs::micro> == 64 &&
+              key_block<sf::configs::nano> == 32 && key_block<sf::configs::ref_gpt2> == 8 &&
+              key_block<sf::configs::ref_llama> == 8 && key_block<sf::configs::ref_llama2> == 20 &&
+              key_block<sf::configs::ref_vaswani> == 12);
+TEST(Decode, CacheKeysByBlocks) {
+  using A = sf::layers::attention<sf::configs::small, float>;  // T 256, d_k 32, 6 heads: blocks of 64
+  static A::cache<2> c;
+  constexpr std::size_t KB = A::key_block, dk = A::dk, KV = A::KV;
+  float k[KV * dk], v[KV * dk];
+  for (std::size_t i = 0; i < KV * dk; ++i) k[i] = static_cast<float>(i + 1), v[i] = -static_cast<float>(i + 1);
+  c.reset(0), c.reset(1);
+  c.store(1, 100, k, v);  // block 1, column 36
+  for (std::size_t g = 0; g < KV; ++g)
+    for (std::size_t j = 0; j < A::key_blocks; ++j)
+      for (std::size_t ci = 0; ci < dk; ++ci)
+        for (std::size_t i = 0; i < KB; ++i) {
+          const float want = j * KB + i == 100 ? k[g * dk + ci] : 0.0f;
+          ASSERT_EQ(c.keys(1, g, j)[ci * KB + i], want) << "head " << g << ", block " << j << ", row " << ci << ", column " << i;
+          ASSERT_EQ(c.keys(0, g, j)[ci * KB + i], 0.0f);
+        }
+  for (std::size_t i = 0; i < KV * dk; ++i) ASSERT_EQ(c.v(1, 100, i), v[i]);
+}
