@@ -35,9 +35,10 @@
 // Storage of a decoder<C> (C.B streams, context C.T; nothing on the heap, nothing big on the stack):
 //   the KV cache, per layer a layers::attention<C>::cache<B>:
 //     keys   kt: (B, H, T/KB, d_k, KB) — transposed by blocks of KB positions (attention::key_block:
-//            64 when it divides T and is less than it), so that one query's scores q_h·K_hᵀ are vector–matrix products over contiguous
-//            positions (and the chunk products of prefill plain matmuls (P, d_k)·(d_k, KB)), and
-//            a stream's first positions are one contiguous run per head
+//            64 when it divides T and is less than it), so that one query's scores q_h·K_hᵀ are
+//            vector–matrix products over contiguous positions (and the chunk products of prefill
+//            plain matmuls (P, d_k)·(d_k, KB)), and a stream's first positions are one contiguous
+//            run per head
 //     values v:  (B, T, D)      — a head's (T, d_k) slice is the right operand of P·V
 //   the tokens of every stream (B, T) (for slide), positions (B), logits (B, V), a transposed copy
 //   of the tied embedding (D, V) (tied models: the head is then a vector–matrix product too, over the
@@ -586,7 +587,7 @@ class decoder {
       const std::size_t keys = pos_[b] + ahead + 1 < S ? pos_[b] + ahead + 1 : S;
       for (std::size_t g = 0; g < KV; ++g)  // each key block's first positions: d_k rows of KB
         for (std::size_t j = 0; j * KB < keys; ++j)
-          fetch_ranges_[n++] = {cache_[l].keys(b, g, j), KB, dk, kernels::count_lines<T>(keys - j * KB < KB ? keys - j * KB : KB)};
+          fetch_ranges_[n++] = {cache_[l].keys(b, g, j), KB, dk, kernels::count_lines<T>(attn::block_keys(keys, j))};
       fetch_ranges_[n++] = {cache_[l].v.data() + b * S * DK, 0, 1, kernels::count_lines<T>(keys * DK)};
     }
     fetch_ = {fetch_ranges_.data(), n};

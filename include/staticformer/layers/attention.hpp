@@ -142,6 +142,10 @@ struct attention {
   }();
   // The cache keeps the keys by blocks of this many positions (the chunks' key blocks, or all T).
   static constexpr std::size_t key_block = chunk_key_block != 0 ? chunk_key_block : S, key_blocks = S / key_block;
+  // how many of the first `keys` positions fall in key block j
+  static constexpr std::size_t block_keys(std::size_t keys, std::size_t j) {
+    return keys - j * key_block < key_block ? keys - j * key_block : key_block;
+  }
 
   // One layer's cache for Streams streams:
   //   kt: (Streams, kv, T/KB, d_k, KB) keys, transposed by blocks of KB = key_block positions:
@@ -159,9 +163,7 @@ struct attention {
     tensor<T, Batch<Streams>, Seq<S>, Model<DK>> v;
 
     // block j of K_gᵀ for stream b: (d_k, KB), row stride KB
-    constexpr const T* keys(std::size_t b, std::size_t g, std::size_t j) const {
-      return kt.data() + ((b * KV + g) * key_blocks + j) * (dk * key_block);
-    }
+    constexpr const T* keys(std::size_t b, std::size_t g, std::size_t j) const { return kt.data() + kt.offset(b, g, j, 0, 0); }
     constexpr void reset(std::size_t b) {  // stream b: zeros
       T* k = kt.data() + b * (KV * dk * S);
       T* vb = v.data() + b * (S * DK);
@@ -170,10 +172,10 @@ struct attention {
     }
     // k_row, v_row (kv·d_k) of stream b at position t
     constexpr void store(std::size_t b, std::size_t t, const T* k_row, const T* v_row) {
-      // kt(b, g, t / KB, c, t % KB) = kc[g·(T·d_k) + c·KB]
-      T* kc = kt.data() + b * (KV * dk * S) + (t / key_block) * (dk * key_block) + t % key_block;
-      for (std::size_t g = 0; g < KV; ++g)
-        for (std::size_t c = 0; c < dk; ++c) kc[g * (S * dk) + c * key_block] = k_row[g * dk + c];
+      for (std::size_t g = 0; g < KV; ++g) {  // kt(b, g, t / KB, c, t % KB) = kg[c·KB]
+        T* kg = kt.data() + kt.offset(b, g, t / key_block, 0, t % key_block);
+        for (std::size_t c = 0; c < dk; ++c) kg[c * key_block] = k_row[g * dk + c];
+      }
       T* vr = v.data() + (b * S + t) * DK;
       for (std::size_t i = 0; i < DK; ++i) vr[i] = v_row[i];
     }
@@ -289,10 +291,9 @@ struct attention {
       // one query, every head: scores over positions 0 … t (rows of w.scores: one per head), softmax, P·V
       kernels::gemv_job<T> jobs[H];
       for (std::size_t j = 0; j * key_block < keys; ++j) {  // s_h = q_h · K_gᵀ   (keys), block after block
-        const std::size_t n = keys - j * key_block < key_block ? keys - j * key_block : key_block;
         for (std::size_t h = 0; h < H; ++h)
           jobs[h] = {w.scores.row(h) + j * key_block, q.row(r) + h * dk, c.keys(b, h / G, j), nullptr};
-        kernels::gemv_batch<G>(jobs, H, key_block, n, dk);  // (the G heads of a key/value head: its keys read once)
+        kernels::gemv_batch<G>(jobs, H, key_block, block_keys(keys, j), dk);  // (the G heads of a key/value head: its keys read once)
       }
       simd::softmax_scaled_rows(w.scores.data(), H, S, keys, sc);  // = softmax_scaled of each head's row
       for (std::size_t h = 0; h < H; ++h)  // o_h = P_h · V_g   (d_k)
