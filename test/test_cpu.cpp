@@ -4,6 +4,7 @@
 // (The start-up check itself, on a CPU without AVX-512, is the test cpu_check: test/cpu_check_test.cmake.)
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -30,6 +31,36 @@ TEST(Cpu, EveryFeatureCompiledForIsDetected) {
   if (!sf::cpu::known()) GTEST_SKIP() << "no detection on this architecture";
   const sf::cpu::set have = sf::cpu::detect();
   EXPECT_EQ(sf::cpu::compiled & ~have, 0u) << "compiled for " << names(sf::cpu::compiled) << "; detected " << names(have);
+}
+
+// cpu::model() (the vendor and family that kernels/gemv.hpp chooses its loads from memory by)
+// against what Linux says in /proc/cpuinfo: "vendor_id" and "cpu family" (decimal).
+TEST(Cpu, ModelIsWhatProcCpuinfoSays) {
+#if !defined(__x86_64__) || !defined(__linux__)
+  GTEST_SKIP() << "x86-64 Linux only";
+#else
+  std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) GTEST_SKIP() << "no /proc/cpuinfo";
+  std::string vendor;
+  long family = -1;
+  char line[512];
+  while (std::fgets(line, sizeof line, f) && (vendor.empty() || family < 0)) {
+    const std::string l = line;
+    const auto colon = l.find(':');
+    if (colon == std::string::npos) continue;
+    std::string value = l.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    value.erase(value.find_last_not_of(" \t\n") + 1);
+    if (l.rfind("vendor_id", 0) == 0 && vendor.empty()) vendor = value;
+    if (l.rfind("cpu family", 0) == 0 && family < 0) family = std::stol(value);
+  }
+  std::fclose(f);
+  if (vendor.empty() || family < 0) GTEST_SKIP() << "/proc/cpuinfo names no vendor_id or cpu family";
+  const sf::cpu::x86_model m = sf::cpu::model();
+  EXPECT_EQ(m.amd, vendor == "AuthenticAMD") << vendor;
+  EXPECT_EQ(m.intel, vendor == "GenuineIntel") << vendor;
+  EXPECT_EQ(static_cast<long>(m.family), family) << vendor;
+#endif
 }
 
 TEST(Cpu, NamesInTableOrder) {

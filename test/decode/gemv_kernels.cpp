@@ -67,6 +67,37 @@ TEST(Decode, GemvPanelsMatchesGemv) {
       }
 }
 
+// The entry points for weights from memory, gemv<weights_in::memory> and gemv_panels<memory, NR>,
+// whichever vectors they run on here (with AVX-512: 256 or 512 bits, chosen at run time by the CPU,
+// kernels/gemv.hpp's wide_loads_from_memory; each backend's kernels are checked above), against the
+// reference on odd sizes: the same bits. Also at compile time (the reference path).
+TEST(Decode, GemvFromMemoryMatchesReference) {
+  using sf::kernels::weights_in;
+  sf::xoshiro256 rng(9);
+  auto rnd = [&] { return static_cast<float>(rng.next() >> 40) * 0x1p-24f * 2.0f - 1.0f; };
+  constexpr std::size_t NR = sf::kernels::tile_panel_width<float>;  // the decoder's layout from memory
+  for (std::size_t N : {1u, 9u, 65u, 257u, 600u})
+    for (std::size_t K : {1u, 7u, 65u}) {
+      const std::size_t ldb = N + 3;
+      std::vector<float> x(K), Bm(K * ldb), bias(N), Bp(K * N), y0(N), y1(N, 7.0f), y2(N, 7.0f);
+      for (auto& v : x) v = rnd();
+      for (auto& v : Bm) v = rnd();
+      for (auto& v : bias) v = rnd();
+      sf::kernels::pack_panels(Bp.data(), Bm.data(), ldb, N, K, NR);
+      sf::kernels::ref::gemv(y0.data(), x.data(), Bm.data(), ldb, N, K, bias.data());
+      sf::kernels::gemv<weights_in::memory>(y1.data(), x.data(), Bm.data(), ldb, N, K, bias.data());
+      sf::kernels::gemv_panels<weights_in::memory, NR>(y2.data(), x.data(), Bp.data(), N, K, bias.data());
+      EXPECT_EQ(0, std::memcmp(y0.data(), y1.data(), N * sizeof(float))) << "gemv N=" << N << " K=" << K;
+      EXPECT_EQ(0, std::memcmp(y0.data(), y2.data(), N * sizeof(float))) << "gemv_panels N=" << N << " K=" << K;
+    }
+  constexpr float at_compile_time = [] {
+    float x[3] = {1, 2, 3}, B[6] = {1, 2, 3, 4, 5, 6}, y[2] = {};
+    sf::kernels::gemv<weights_in::memory>(y, x, B, 2, 2, 3);  // (1 + 6 + 15, 2 + 8 + 18)
+    return y[0] * 100 + y[1];
+  }();
+  static_assert(at_compile_time == 2228.0f);
+}
+
 // gemv_batch<Share> (consecutive jobs with the same matrix, as the query heads of one key/value
 // head: 2, 4 or 8 of them, and a size it does not take, 3: then as Share = 1, in passes of up to 8
 // jobs for N of at most 2 vectors, 6 for 3) against ref::gemv_batch, every backend

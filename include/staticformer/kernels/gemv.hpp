@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "staticformer/cpu.hpp"
 #include "staticformer/kernels/attributes.hpp"
 #include "staticformer/kernels/weights_in.hpp"
 #include "staticformer/simd.hpp"
@@ -354,12 +355,22 @@ constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::si
 }
 }  // namespace ref
 
-// The backend of a product whose weights come from memory (weights_in::memory): 256-bit vectors
-// where the target has AVX2, even with AVX-512. Such a product is bound by the memory, not by the
-// FMA units (a stories15M-shaped token: 15 M multiply-adds over 61 MB, about 9 GFLOP/s at 600
-// tokens/s, far below one core's FMA peak of 111-115), and on the Zen 4 this was measured on the 256-bit
-// kernels read memory faster: that decode at 480 tokens/s with AVX-512 products, 600 with these
-// (interleaved runs, the rest of the step AVX-512 in both).
+// The backend of a product whose weights come from memory (weights_in::memory). Such a product is
+// bound by the memory, not by the FMA units (a stories15M-shaped token: 15 M multiply-adds over 61
+// MB, about 9 GFLOP/s at 600 tokens/s, far below one core's FMA peak), and which width of loads
+// reads memory faster depends on the CPU, so with AVX-512 (and AVX2) it is chosen at run time,
+// once (wide_loads_from_memory):
+//   - 256-bit vectors (simd::avx2, backend_for's type) on a Zen 4, whose AVX-512 runs on 256-bit
+//     halves: a stories15M-shaped decode at 480 tokens/s with AVX-512 products, 600 with these
+//     (interleaved runs, the rest of the step AVX-512 in both);
+//   - 512-bit vectors (simd::avx512) on a Zen 5 (AMD family 0x1A and later), whose units are 512
+//     bits wide: the same decode at 697 tokens/s against 575 with 256-bit loads (medians of 10
+//     interleaved runs; this run-time choice against the same code with 256-bit loads: 1.07,
+//     the median of 10 paired rounds; docs/benchmarks.md, "Zen 5: both issues' benchmarks, and
+//     512-bit loads of weights from memory");
+//   - 256-bit on every other CPU, as before the choice (no other has been measured).
+// SF_MEMORY_LOADS=256 or 512 (a macro) fixes the width at compile time. Either way the sums are
+// the same (per element, in k order, one FMA at a time): the same bits.
 namespace detail {
 template <class T, weights_in Where> struct backend_for_impl { using type = simd::native<T>; };
 #if defined(SF_SIMD_HAVE_AVX512) && defined(SF_SIMD_HAVE_AVX2)
@@ -367,24 +378,47 @@ template <> struct backend_for_impl<float, weights_in::memory> {  // (native may
   using type = std::conditional_t<std::is_same_v<simd::native<float>, simd::avx512>, simd::avx2, simd::native<float>>;
 };
 #endif
+// Whether a product of T weights from Where can run on wider vectors than backend_for's (native's).
+template <class T, weights_in Where>
+inline constexpr bool wider_loads_possible = !std::is_same_v<typename backend_for_impl<T, Where>::type, simd::native<T>>;
+#if defined(SF_MEMORY_LOADS) && SF_MEMORY_LOADS != 256 && SF_MEMORY_LOADS != 512
+#error "SF_MEMORY_LOADS is 256 or 512 (the width of the loads of weights from memory, kernels/gemv.hpp)"
+#endif
+// Whether this CPU reads weights from memory with the native (512-bit) vectors (asked once).
+inline bool wide_loads_from_memory() {
+#if defined(SF_MEMORY_LOADS)
+  return SF_MEMORY_LOADS == 512;
+#else
+  static const bool wide = [] {
+    const cpu::x86_model m = cpu::model();
+    return m.amd && m.family >= 0x1Au;
+  }();
+  return wide;
+#endif
+}
 }  // namespace detail
 template <class T, weights_in Where>
 using backend_for = typename detail::backend_for_impl<T, Where>::type;
 
 // The entry points: the reference during constant evaluation, at run time the native backend
-// (Where = weights_in::cache) or backend_for<T, weights_in::memory>.
+// (Where = weights_in::cache) or, for weights from memory, the one wide_loads_from_memory chooses.
 template <weights_in Where = weights_in::cache, class T>
 constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K,
                     const T* bias = nullptr) {
   if (std::is_constant_evaluated()) ref::gemv(y, x, B, ldb, N, K, bias);
-  else gemv_with<backend_for<T, Where>>(y, x, B, ldb, N, K, bias);
+  else if constexpr (detail::wider_loads_possible<T, Where>) {
+    if (detail::wide_loads_from_memory()) gemv_with<simd::native<T>>(y, x, B, ldb, N, K, bias);
+    else gemv_with<backend_for<T, Where>>(y, x, B, ldb, N, K, bias);
+  } else gemv_with<backend_for<T, Where>>(y, x, B, ldb, N, K, bias);
 }
 template <std::size_t Share = 1, class T>
 constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
   if (std::is_constant_evaluated()) ref::gemv_batch(jobs, n, ldb, N, K);
   else gemv_batch_with<simd::native<T>, Share>(jobs, n, ldb, N, K);
 }
-// The panel width of the backend gemv_panels<Where> runs: the layout it reads by default.
+// The panel width of the backend gemv_panels<Where> runs: the layout it reads by default (with
+// weights from memory, that of backend_for's vectors, whichever width reads them: any width reads
+// any layout).
 template <class T, weights_in Where = weights_in::cache>
 inline constexpr std::size_t native_panel_width = panel_width<backend_for<T, Where>>;
 // NR: the layout's panel width (0: native_panel_width<T, Where>).
@@ -392,7 +426,10 @@ template <weights_in Where = weights_in::cache, std::size_t NR = 0, class T>
 constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, const T* bias = nullptr) {
   constexpr std::size_t width = NR ? NR : native_panel_width<T, Where>;
   if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, width, bias);
-  else gemv_panels_with<backend_for<T, Where>, width>(y, x, Bp, N, K, bias);
+  else if constexpr (detail::wider_loads_possible<T, Where>) {
+    if (detail::wide_loads_from_memory()) gemv_panels_with<simd::native<T>, width>(y, x, Bp, N, K, bias);
+    else gemv_panels_with<backend_for<T, Where>, width>(y, x, Bp, N, K, bias);
+  } else gemv_panels_with<backend_for<T, Where>, width>(y, x, Bp, N, K, bias);
 }
 
 }  // namespace sf::kernels
