@@ -108,6 +108,15 @@ TEST(Cpu, ReportNamesTheBackendsDispatchedTo) {
   sf::cpu::report(buf, sizeof buf, "  ");
   const std::string r = buf;
   EXPECT_NE(r.find(std::string("  float: ") + sf::simd::native<float>::instructions), std::string::npos) << r;
+  // with AVX-512, the loads of weights from memory, as kernels::gemv<weights_in::memory> chooses them
+  using sf::kernels::weights_in;
+  if constexpr (sf::kernels::detail::wider_loads_possible<float, weights_in::memory>)
+    EXPECT_NE(r.find(sf::kernels::detail::wide_loads_from_memory() ? "; weights from memory: 512-bit loads (zmm)\n"
+                                                                   : "; weights from memory: 256-bit loads (ymm)\n"),
+              std::string::npos)
+        << r;
+  else
+    EXPECT_EQ(r.find("weights from memory"), std::string::npos) << r;
   EXPECT_NE(r.find(std::string("  bf16: ") + sf::kernels::bf16_native::instructions), std::string::npos) << r;
   EXPECT_NE(r.find(std::string("  int8: ") + sf::kernels::q8::native::instructions), std::string::npos) << r;
   EXPECT_NE(r.find("  cpu: "), std::string::npos) << r;

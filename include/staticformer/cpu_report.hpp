@@ -1,7 +1,9 @@
 // staticformer/cpu_report.hpp — what the products of this build run on, and what this CPU has.
 //
 //   sf::cpu::describe(product::f32 | bf16 | int8 | cpu, out, n, have)   one line, no newline:
-//       f32   the float products: sf::simd::native<float>'s instructions (e.g. "AVX-512F FMA (zmm, 16 floats)")
+//       f32   the float products: sf::simd::native<float>'s instructions (e.g. "AVX-512F FMA (zmm, 16 floats)"),
+//             with AVX-512 also the width of the loads of weights from memory (kernels/gemv.hpp:
+//             "; weights from memory: 512-bit loads (zmm)" or "256-bit loads (ymm)")
 //       bf16  the bf16 products: sf::kernels::bf16_native's ("AVX512_BF16 vdpbf16ps (zmm)", or emulated)
 //       int8  the int8 (Q8_0) products: sf::kernels::q8::native's ("AVX512_VNNI vpdpbusd (zmm)", ...)
 //       cpu   what this CPU has, then what the build is compiled for (staticformer/cpu.hpp's names)
@@ -22,6 +24,7 @@
 
 #include "staticformer/cpu.hpp"
 #include "staticformer/kernels/gemm_bf16.hpp"
+#include "staticformer/kernels/gemv.hpp"
 #include "staticformer/kernels/q8.hpp"
 #include "staticformer/simd.hpp"
 
@@ -49,6 +52,10 @@ inline std::size_t describe(product p, char* out, std::size_t n, set have = dete
   switch (p) {
     case product::f32:
       at = append(out, n, at, simd::native<float>::instructions);
+      if constexpr (kernels::detail::wider_loads_possible<float, kernels::weights_in::memory>)  // (kernels/gemv.hpp)
+        at = append(out, n, at,
+                    kernels::detail::wide_loads_from_memory() ? "; weights from memory: 512-bit loads (zmm)"
+                                                              : "; weights from memory: 256-bit loads (ymm)");
       if (!(compiled & bit("AVX512F"))) at = detail::unused(out, n, at, have, "AVX512F");
       if (!(compiled & bit("AVX2"))) at = detail::unused(out, n, at, have, "AVX2");
       return at;
