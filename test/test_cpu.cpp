@@ -58,7 +58,6 @@ TEST(Cpu, ModelIsWhatProcCpuinfoSays) {
   if (vendor.empty() || family < 0) GTEST_SKIP() << "/proc/cpuinfo names no vendor_id or cpu family";
   const sf::cpu::x86_model m = sf::cpu::model();
   EXPECT_EQ(m.amd, vendor == "AuthenticAMD") << vendor;
-  EXPECT_EQ(m.intel, vendor == "GenuineIntel") << vendor;
   EXPECT_EQ(static_cast<long>(m.family), family) << vendor;
 #endif
 }

@@ -7,7 +7,7 @@
 //                            xgetbv for the ymm/zmm state the OS saves; AArch64 Linux: the hwcaps
 //                            (getauxval); elsewhere nothing is known (known() is false)
 //   sf::cpu::names(out, n, bits)   the names of a set, separated by spaces (no heap)
-//   sf::cpu::model()         the vendor (AMD, Intel) and family (cpuid 1) of an x86-64 CPU
+//   sf::cpu::model()         whether an x86-64 CPU is an AMD, and its family (cpuid 1)
 //
 // The products each precision runs on (which backend the kernels dispatch to, and a note when the
 // CPU has more) are in staticformer/cpu_report.hpp. This header holds no kernel: it is what the
@@ -187,7 +187,6 @@ SF_CPU_BASELINE inline set detect() {
 // memory.)
 struct x86_model {
   bool amd = false;  // "AuthenticAMD"
-  bool intel = false;  // "GenuineIntel"
   std::uint32_t family = 0;
 };
 SF_CPU_BASELINE inline x86_model model() {
@@ -195,8 +194,7 @@ SF_CPU_BASELINE inline x86_model model() {
 #if defined(__x86_64__)
   std::uint32_t r[4];
   cpuid(0, 0, r);  // the vendor: ebx, edx, ecx
-  m.amd = r[1] == 0x68747541u && r[3] == 0x69746e65u && r[2] == 0x444d4163u;    // "Auth" "enti" "cAMD"
-  m.intel = r[1] == 0x756e6547u && r[3] == 0x49656e69u && r[2] == 0x6c65746eu;  // "Genu" "ineI" "ntel"
+  m.amd = r[1] == 0x68747541u && r[3] == 0x69746e65u && r[2] == 0x444d4163u;  // "Auth" "enti" "cAMD"
   if (r[0] >= 1) {
     cpuid(1, 0, r);
     const std::uint32_t base = r[0] >> 8 & 0xfu, extended = r[0] >> 20 & 0xffu;

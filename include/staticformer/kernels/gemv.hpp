@@ -396,6 +396,13 @@ inline bool wide_loads_from_memory() {
   return wide;
 #endif
 }
+// Calls f(std::type_identity<V>{}) with V the backend a product of T weights from Where runs on here.
+template <class T, weights_in Where, class F>
+SF_KERNEL_INLINE void with_backend(F&& f) {
+  if constexpr (wider_loads_possible<T, Where>)
+    if (wide_loads_from_memory()) return f(std::type_identity<simd::native<T>>{});
+  f(std::type_identity<typename backend_for_impl<T, Where>::type>{});
+}
 }  // namespace detail
 template <class T, weights_in Where>
 using backend_for = typename detail::backend_for_impl<T, Where>::type;
@@ -406,10 +413,7 @@ template <weights_in Where = weights_in::cache, class T>
 constexpr void gemv(T* y, const T* x, const T* B, std::size_t ldb, std::size_t N, std::size_t K,
                     const T* bias = nullptr) {
   if (std::is_constant_evaluated()) ref::gemv(y, x, B, ldb, N, K, bias);
-  else if constexpr (detail::wider_loads_possible<T, Where>) {
-    if (detail::wide_loads_from_memory()) gemv_with<simd::native<T>>(y, x, B, ldb, N, K, bias);
-    else gemv_with<backend_for<T, Where>>(y, x, B, ldb, N, K, bias);
-  } else gemv_with<backend_for<T, Where>>(y, x, B, ldb, N, K, bias);
+  else detail::with_backend<T, Where>([&]<class V>(std::type_identity<V>) { gemv_with<V>(y, x, B, ldb, N, K, bias); });
 }
 template <std::size_t Share = 1, class T>
 constexpr void gemv_batch(const gemv_job<T>* jobs, std::size_t n, std::size_t ldb, std::size_t N, std::size_t K) {
@@ -426,10 +430,9 @@ template <weights_in Where = weights_in::cache, std::size_t NR = 0, class T>
 constexpr void gemv_panels(T* y, const T* x, const T* Bp, std::size_t N, std::size_t K, const T* bias = nullptr) {
   constexpr std::size_t width = NR ? NR : native_panel_width<T, Where>;
   if (std::is_constant_evaluated()) ref::gemv_panels(y, x, Bp, N, K, width, bias);
-  else if constexpr (detail::wider_loads_possible<T, Where>) {
-    if (detail::wide_loads_from_memory()) gemv_panels_with<simd::native<T>, width>(y, x, Bp, N, K, bias);
-    else gemv_panels_with<backend_for<T, Where>, width>(y, x, Bp, N, K, bias);
-  } else gemv_panels_with<backend_for<T, Where>, width>(y, x, Bp, N, K, bias);
+  else
+    detail::with_backend<T, Where>(
+        [&]<class V>(std::type_identity<V>) { gemv_panels_with<V, width>(y, x, Bp, N, K, bias); });
 }
 
 }  // namespace sf::kernels
