@@ -201,13 +201,17 @@ constexpr softmax_stats softmax_scaled(float* x, std::size_t n, float scale) {
     constexpr float ninf = -std::numeric_limits<float>::infinity();
     const std::size_t full = n / Wd * Wd, tail = n - full;
     const reg vsc = W::set1(scale);
-    float m = ninf;  // m = max_i s·x[i]  (max is exact: the order does not matter)
-    if (full > 0) {
-      reg vm = W::set1(ninf);
-      for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(x + i), vsc));
-      m = W::hmax(vm);
+    // m = max_i s·x[i]  (max is exact: the order does not matter). The last n mod W are one
+    // vector, its lanes past n taken as -inf, and s·x of it stays in a register for the
+    // exponential: no loop whose count changes with n (a prefill chunk's causal rows, one longer
+    // than the one before, each mispredicted that loop's end; docs/benchmarks.md).
+    reg vm = W::set1(ninf), st = W::zero();
+    for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(x + i), vsc));
+    if (tail) {
+      st = W::mul(W::load_partial(x + full, tail), vsc);
+      vm = W::max(vm, W::select(detail::first_lanes<W>(tail), st, W::set1(ninf)));
     }
-    for (std::size_t i = full; i < n; ++i) m = x[i] * scale > m ? x[i] * scale : m;
+    const float m = W::hmax(vm);
     if (m == ninf) {  // nothing allowed: 0
       for (std::size_t i = 0; i < n; ++i) x[i] = 0.0f;
       return softmax_stats{ninf, 0.0f};
@@ -223,7 +227,7 @@ constexpr softmax_stats softmax_scaled(float* x, std::size_t n, float scale) {
     // added as 0), not stored and read back (a load of a masked store's bytes waits for it).
     reg et = W::zero();
     if (tail) {
-      et = vexp<W>(W::sub(W::mul(W::load_partial(x + full, tail), vsc), mv));
+      et = vexp<W>(W::sub(st, mv));
       acc = W::add(acc, W::select(detail::first_lanes<W>(tail), et, W::zero()));
     }
     const float sum = W::hsum(acc);
@@ -267,36 +271,41 @@ constexpr float row_sum_sq_dev(const float* x, std::size_t n, float m) {
   });
 }
 
-// softmax_scaled of `rows` rows of the same length n, row r at x + r·stride, each row computed
-// with exactly softmax_scaled's operations (so the same bits), but phase by phase across the rows
-// (their maxima, then their exponentials and sums, then the scaling), so that the rows'
-// horizontal reductions overlap instead of following one another. The H heads of one query.
+// softmax_scaled of `rows` rows, row r at x + r·stride with n + growth·r entries (growth 0: rows
+// of one length, the H heads of one query in a decoder step; growth 1: a prefill chunk's causal
+// rows, query i attending one key more than query i − 1), each row computed with exactly
+// softmax_scaled's operations (so the same bits), but phase by phase across the rows (their
+// maxima, then their exponentials and sums, then the scaling), so that the rows' horizontal
+// reductions overlap instead of following one another. clear_to: each row's entries from its end
+// to clear_to (when that is further) are set to 0 in the same pass (a chunk's scores past each
+// query's keys, up to the end of the key blocks its product reads).
 template <class V = native<float>>
-constexpr void softmax_scaled_rows(float* x, std::size_t rows, std::size_t stride, std::size_t n, float scale) {
+constexpr void softmax_scaled_rows(float* x, std::size_t rows, std::size_t stride, std::size_t n, float scale,
+                                   std::size_t growth = 0, std::size_t clear_to = 0) {
   detail::dispatch<V>([&]<class W>() {
     using reg = typename W::reg;
     constexpr std::size_t Wd = W::width, chunk = 16;
     constexpr float ninf = -std::numeric_limits<float>::infinity();
-    const std::size_t full = n / Wd * Wd, tail = n - full;
     const reg vsc = W::set1(scale);
     for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
       const std::size_t nr = rows - r0 < chunk ? rows - r0 : chunk;
       float m[chunk] = {}, sum[chunk] = {};
+      auto length = [&](std::size_t r) { return n + growth * (r0 + r); };  // row r0 + r
       for (std::size_t r = 0; r < nr; ++r) {  // m = max_i s·x[i]
         const float* xr = x + (r0 + r) * stride;
-        float mr = ninf;
-        if (full > 0) {
-          reg vm = W::set1(ninf);
-          for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(xr + i), vsc));
-          mr = W::hmax(vm);
-        }
-        for (std::size_t i = full; i < n; ++i) mr = xr[i] * scale > mr ? xr[i] * scale : mr;
-        m[r] = mr;
+        const std::size_t nl = length(r), full = nl / Wd * Wd, tail = nl - full;
+        reg vm = W::set1(ninf);  // (as softmax_scaled: the tail one vector, its lanes past nl as -inf)
+        for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(xr + i), vsc));
+        if (tail)
+          vm = W::max(vm, W::select(detail::first_lanes<W>(tail), W::mul(W::load_partial(xr + full, tail), vsc),
+                                    W::set1(ninf)));
+        m[r] = W::hmax(vm);
       }
       for (std::size_t r = 0; r < nr; ++r) {  // x = e^{s·x - m}, Σ
         float* xr = x + (r0 + r) * stride;
+        const std::size_t nl = length(r), full = nl / Wd * Wd, tail = nl - full;
         if (m[r] == ninf) {
-          for (std::size_t i = 0; i < n; ++i) xr[i] = 0.0f;
+          for (std::size_t i = 0; i < (nl > clear_to ? nl : clear_to); ++i) xr[i] = 0.0f;
           continue;
         }
         const reg mv = W::set1(m[r]);
@@ -313,12 +322,24 @@ constexpr void softmax_scaled_rows(float* x, std::size_t rows, std::size_t strid
         }
         sum[r] = W::hsum(acc);
       }
-      for (std::size_t r = 0; r < nr; ++r) {  // x /= Σ
+      for (std::size_t r = 0; r < nr; ++r) {  // x /= Σ; x[nl … clear_to) = 0
         if (m[r] == ninf) continue;
         float* xr = x + (r0 + r) * stride;
+        const std::size_t nl = length(r), full = nl / Wd * Wd, tail = nl - full;
         const reg rv = W::set1(1.0f / sum[r]);
         for (std::size_t i = 0; i < full; i += Wd) W::store(xr + i, W::mul(W::load(xr + i), rv));
-        if (tail) W::store_partial(xr + full, W::mul(W::load_partial(xr + full, tail), rv), tail);
+        std::size_t z = nl;  // the first entry still to clear
+        if (tail) {
+          const reg t = W::mul(W::load_partial(xr + full, tail), rv);
+          if (full + Wd <= clear_to) {  // the tail's vector whole, its lanes past nl 0
+            W::store(xr + full, W::select(detail::first_lanes<W>(tail), t, W::zero()));
+            z = full + Wd;
+          } else {
+            W::store_partial(xr + full, t, tail);
+          }
+        }
+        for (; z + Wd <= clear_to; z += Wd) W::store(xr + z, W::zero());
+        if (z < clear_to) W::store_partial(xr + z, W::zero(), clear_to - z);
       }
     }
   });

@@ -217,12 +217,9 @@ struct attention {
         for (std::size_t j = 0; j < nb; ++j)                      // q_h · K_gᵀ, keys of block j
           matmul(scores_block{w.scores.data() + j * KB}, head<H>(std::as_const(w.q), 0, h),
                  view<const T, shape<HeadDim<dk>>, Seq<KB>, KB>{c.keys(b, g, j)});
-        for (std::size_t i = 0; i < R; ++i) {
-          T* row = w.scores.data() + i * S;
-          const std::size_t keys = s0 + i + 1;
-          simd::softmax_scaled(row, keys, sc);
-          for (std::size_t j = keys; j < nb * KB; ++j) row[j] = T{};
-        }
+        // query i attends keys 0 … s0 + i: rows one key longer each (= softmax_scaled of each
+        // row), the blocks' later keys 0
+        simd::softmax_scaled_rows(w.scores.data(), R, S, s0 + 1, sc, 1, nb * KB);
         for (std::size_t j = 0; j < nb; ++j) {                    // o_h = P · V_g, block after block
           const auto Pb = scores_block{w.scores.data() + j * KB}.as_const();
           const view<const T, shape<Seq<KB>>, HeadDim<dk>, DK> Vb{vg + j * KB * DK};
@@ -235,12 +232,7 @@ struct attention {
         const auto Sc = as_view(w.scores);                                              // (R, T) scores, then P
         matmul(Sc, head<H>(std::as_const(w.q), 0, h),                                   // q_h · K_gᵀ (one block)
                view<const T, shape<HeadDim<dk>>, Seq<S>, S>{c.keys(b, h / G, 0)});
-        for (std::size_t i = 0; i < R; ++i) {
-          T* row = Sc.row(i);
-          const std::size_t keys = s0 + i + 1;
-          simd::softmax_scaled(row, keys, sc);
-          for (std::size_t j = keys; j < S; ++j) row[j] = T{};
-        }
+        simd::softmax_scaled_rows(w.scores.data(), R, S, s0 + 1, sc, 1, S);  // query i: keys 0 … s0 + i, the rest 0
         matmul(head<H>(w.o, 0, h), Sc.as_const(), head<KV>(std::as_const(c.v), b, h / G));  // o_h = P · V_g
       }
     }
