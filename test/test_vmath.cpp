@@ -191,25 +191,25 @@ TEST(vmath, softmax_rows_equal_softmax_of_each_row) {
   static float a[40 * 128], b[40 * 128];
   std::uint32_t s = 777;
   for (std::size_t clear_to : {0u, 64u, 106u, 112u})
-  for (std::size_t growth : {0u, 1u})
-    for (std::size_t rows : {1u, 3u, 4u, 6u, 17u, 40u})
-      for (std::size_t n : {1u, 7u, 16u, 33u, 64u, 65u}) {
-        const std::size_t stride = growth ? 128 : 70;
-        for (float& v : a) {
-          s = s * 1664525u + 1013904223u;
-          v = static_cast<float>(s >> 8) / 16777216.0f * 40.0f - 20.0f;
+    for (std::size_t growth : {0u, 1u})
+      for (std::size_t rows : {1u, 3u, 4u, 6u, 17u, 40u})
+        for (std::size_t n : {1u, 7u, 16u, 33u, 64u, 65u}) {
+          const std::size_t stride = growth ? 128 : 70;
+          for (float& v : a) {
+            s = s * 1664525u + 1013904223u;
+            v = static_cast<float>(s >> 8) / 16777216.0f * 40.0f - 20.0f;
+          }
+          for (std::size_t i = 0; i < n + 2 * growth; ++i)
+            a[2 * stride + i] = -std::numeric_limits<float>::infinity();  // masked row
+          a[stride + n / 2] = -std::numeric_limits<float>::infinity();
+          std::memcpy(b, a, sizeof a);
+          const std::size_t to = clear_to < stride ? clear_to : stride;
+          sf::simd::softmax_scaled_rows(a, rows, stride, n, 0.3f, growth, to);
+          for (std::size_t r = 0; r < rows; ++r) {
+            sf::simd::softmax_scaled(b + r * stride, n + growth * r, 0.3f);
+            for (std::size_t i = n + growth * r; i < to; ++i) b[r * stride + i] = 0.0f;
+          }
+          EXPECT_EQ(0, std::memcmp(a, b, sizeof a))
+              << "clear_to " << to << ", growth " << growth << ", rows " << rows << ", n " << n;
         }
-        for (std::size_t i = 0; i < n + 2 * growth; ++i)
-          a[2 * stride + i] = -std::numeric_limits<float>::infinity();  // masked row
-        a[stride + n / 2] = -std::numeric_limits<float>::infinity();
-        std::memcpy(b, a, sizeof a);
-        const std::size_t to = clear_to < stride ? clear_to : stride;
-        sf::simd::softmax_scaled_rows(a, rows, stride, n, 0.3f, growth, to);
-        for (std::size_t r = 0; r < rows; ++r) {
-          sf::simd::softmax_scaled(b + r * stride, n + growth * r, 0.3f);
-          for (std::size_t i = n + growth * r; i < to; ++i) b[r * stride + i] = 0.0f;
-        }
-        EXPECT_EQ(0, std::memcmp(a, b, sizeof a))
-            << "clear_to " << to << ", growth " << growth << ", rows " << rows << ", n " << n;
-      }
 }

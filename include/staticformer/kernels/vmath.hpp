@@ -193,6 +193,25 @@ constexpr void silu_row(float* y, const float* x) {
 struct softmax_stats {
   float max, sum;
 };
+namespace detail {
+// max_i s·x[i] of a row of full + tail entries (full a multiple of W's width, tail < it), as a
+// vector whose hmax is the maximum (max is exact: the order does not matter). The tail is one
+// vector, its lanes past the row taken as -inf: no loop whose count changes with the row's length
+// (a prefill chunk's causal rows, each one longer than the one before, mispredicted that loop's
+// end at every row; docs/benchmarks.md). st: s·x of the tail's vector (0 when tail = 0).
+template <class W>
+SF_SIMD_INLINE constexpr typename W::reg scaled_max(const float* x, std::size_t full, std::size_t tail, typename W::reg vsc,
+                                     typename W::reg& st) {
+  typename W::reg vm = W::set1(-std::numeric_limits<float>::infinity());
+  for (std::size_t i = 0; i < full; i += W::width) vm = W::max(vm, W::mul(W::load(x + i), vsc));
+  st = W::zero();
+  if (tail) {
+    st = W::mul(W::load_partial(x + full, tail), vsc);
+    vm = W::max(vm, W::select(first_lanes<W>(tail), st, W::set1(-std::numeric_limits<float>::infinity())));
+  }
+  return vm;
+}
+}  // namespace detail
 template <class V = native<float>>
 constexpr softmax_stats softmax_scaled(float* x, std::size_t n, float scale) {
   return detail::dispatch<V>([&]<class W>() {
@@ -201,17 +220,8 @@ constexpr softmax_stats softmax_scaled(float* x, std::size_t n, float scale) {
     constexpr float ninf = -std::numeric_limits<float>::infinity();
     const std::size_t full = n / Wd * Wd, tail = n - full;
     const reg vsc = W::set1(scale);
-    // m = max_i s·x[i]  (max is exact: the order does not matter). The last n mod W are one
-    // vector, its lanes past n taken as -inf, and s·x of it stays in a register for the
-    // exponential: no loop whose count changes with n (a prefill chunk's causal rows, one longer
-    // than the one before, each mispredicted that loop's end; docs/benchmarks.md).
-    reg vm = W::set1(ninf), st = W::zero();
-    for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(x + i), vsc));
-    if (tail) {
-      st = W::mul(W::load_partial(x + full, tail), vsc);
-      vm = W::max(vm, W::select(detail::first_lanes<W>(tail), st, W::set1(ninf)));
-    }
-    const float m = W::hmax(vm);
+    reg st;  // s·x of the last n mod W, kept in a register for the exponential
+    const float m = W::hmax(detail::scaled_max<W>(x, full, tail, vsc, st));  // m = max_i s·x[i]
     if (m == ninf) {  // nothing allowed: 0
       for (std::size_t i = 0; i < n; ++i) x[i] = 0.0f;
       return softmax_stats{ninf, 0.0f};
@@ -294,12 +304,8 @@ constexpr void softmax_scaled_rows(float* x, std::size_t rows, std::size_t strid
       for (std::size_t r = 0; r < nr; ++r) {  // m = max_i s·x[i]
         const float* xr = x + (r0 + r) * stride;
         const std::size_t nl = length(r), full = nl / Wd * Wd, tail = nl - full;
-        reg vm = W::set1(ninf);  // (as softmax_scaled: the tail one vector, its lanes past nl as -inf)
-        for (std::size_t i = 0; i < full; i += Wd) vm = W::max(vm, W::mul(W::load(xr + i), vsc));
-        if (tail)
-          vm = W::max(vm, W::select(detail::first_lanes<W>(tail), W::mul(W::load_partial(xr + full, tail), vsc),
-                                    W::set1(ninf)));
-        m[r] = W::hmax(vm);
+        reg st;
+        m[r] = W::hmax(detail::scaled_max<W>(xr, full, tail, vsc, st));
       }
       for (std::size_t r = 0; r < nr; ++r) {  // x = e^{s·x - m}, Σ
         float* xr = x + (r0 + r) * stride;
