@@ -8,11 +8,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 #include <new>
 
 #include "model/no_heap.hpp"
 #include "staticformer/layers/position.hpp"
 #include "staticformer/model.hpp"
+#include "staticformer/simd.hpp"
 
 // ---------------------------------------------------------------- allocation counter
 std::atomic<long> sf_test::g_allocations{0};
@@ -110,6 +113,73 @@ TEST(Model, RopeBase) {
     }
   }
   EXPECT_NE(base_1e4::table.sin(1, 1), base_5e5::table.sin(1, 1));
+}
+
+// RoPE's vector rotation (rope::rotate_row_simd, what rotate_row runs at run time where a backend
+// fits) gives the reference loop's bits, for both pair conventions, forward and inverse, a query
+// row (H heads) and a key row (kv heads), at every position, with each backend that fits: the
+// native one, AVX2's in an AVX-512 build, and the emulated twin of each.
+template <std::size_t D, std::size_t H, std::size_t KV, sf::rope_pairs_kind Pairs>
+constexpr sf::config rope_shape{{.V = 5, .T = 7, .D = D, .H = H, .kv_heads = KV, .L = 1, .F = 8, .norm = sf::norm_kind::rmsnorm,
+                                 .position = sf::position_kind::rope, .activation = sf::activation_kind::gelu, .tied = false,
+                                 .bias = false, .rope_base = 5e5, .rope_pairs = Pairs}, {.B = 1}};
+
+template <sf::config C, class V, bool Inverse, std::size_t NH>
+int rope_vector_mismatches() {
+  using R = sf::layers::rope<C>;
+  constexpr std::size_t n = NH * C.dk();
+  int bad = 0;
+  for (std::size_t t = 0; t < C.T; ++t) {
+    float ref[n], vec[n], any[n];
+    for (std::size_t i = 0; i < n; ++i)  // values of both signs and several magnitudes, a zero, a -0
+      ref[i] = vec[i] = any[i] = i == 3 ? 0.0f : i == 5 ? -0.0f : std::ldexp(std::sin(1.7f * float(i + 13 * t) + 0.3f), int(i % 7) - 3);
+    R::template rotate_row_ref<Inverse, NH>(ref, t);
+    if constexpr (R::template fits<V>) R::template rotate_row_simd<V, Inverse, NH>(vec, t);
+    else R::template rotate_row<Inverse, NH>(vec, t);
+    R::template rotate_row<Inverse, NH>(any, t);
+    for (std::size_t i = 0; i < n; ++i) {
+      bad += std::memcmp(&ref[i], &vec[i], sizeof(float)) != 0;
+      bad += std::memcmp(&ref[i], &any[i], sizeof(float)) != 0;
+    }
+  }
+  return bad;
+}
+template <sf::config C, class V, bool Twin = false>
+void rope_vector_check(const char* what, int& backends) {
+  using R = sf::layers::rope<C>;
+  if constexpr (R::template fits<V>) {
+    ++backends;
+    EXPECT_EQ((rope_vector_mismatches<C, V, false, C.H>()), 0) << what << ' ' << V::name << " forward, query row";
+    EXPECT_EQ((rope_vector_mismatches<C, V, true, C.H>()), 0) << what << ' ' << V::name << " inverse, query row";
+    EXPECT_EQ((rope_vector_mismatches<C, V, false, C.kv()>()), 0) << what << ' ' << V::name << " forward, key row";
+    if constexpr (!Twin) rope_vector_check<C, sf::simd::twin<V>, true>(what, backends);
+  }
+}
+template <sf::config C>
+int rope_vector_all(const char* what) {
+  int backends = 0;
+  rope_vector_check<C, sf::simd::native<float>>(what, backends);
+#if defined(SF_SIMD_HAVE_AVX2)
+  if constexpr (!std::is_same_v<sf::simd::native<float>, sf::simd::avx2>) rope_vector_check<C, sf::simd::avx2>(what, backends);
+#endif
+  // the dispatcher alone where no backend fits (the reference loop)
+  EXPECT_EQ((rope_vector_mismatches<C, sf::simd::scalar<float>, false, C.H>()), 0) << what;
+  return backends;
+}
+TEST(Model, RopeVectorRotationIsTheReference) {
+  using sf::rope_pairs_kind;
+  int n = 0;
+  n += rope_vector_all<rope_shape<64, 8, 4, rope_pairs_kind::adjacent>>("d_k 8 adjacent (stories260K)");
+  n += rope_vector_all<rope_shape<64, 8, 4, rope_pairs_kind::halves>>("d_k 8 halves");
+  n += rope_vector_all<rope_shape<288, 6, 6, rope_pairs_kind::adjacent>>("d_k 48 adjacent (stories15M)");
+  n += rope_vector_all<rope_shape<288, 6, 2, rope_pairs_kind::halves>>("d_k 48 halves");
+  n += rope_vector_all<rope_shape<64, 2, 1, rope_pairs_kind::adjacent>>("d_k 32 adjacent");
+  n += rope_vector_all<rope_shape<64, 2, 1, rope_pairs_kind::halves>>("d_k 32 halves");
+  n += rope_vector_all<rope_shape<24, 2, 2, rope_pairs_kind::adjacent>>("d_k 12 adjacent");
+#if defined(SF_SIMD_HAVE_AVX2) || defined(SF_SIMD_HAVE_NEON)
+  EXPECT_GE(n, 8);  // (each vector backend fits several of these shapes, and its twin with it)
+#endif
+  std::printf("[ rope ] the vector rotation checked with %d backend/shape pairs\n", n);
 }
 
 // ---------------------------------------------------------------- infer == forward, no allocation

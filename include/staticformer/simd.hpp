@@ -27,6 +27,7 @@
 //   masks       mask lt(a, b) (a < b)   select(m, a, b) (m ? a : b)
 //   reductions  hsum hmax
 //   shuffles    transpose(reg (&r)[width]): r is a width x width block (r[i] = row i); becomes its transpose
+//               swap_pairs(a): lanes 2i and 2i+1 exchanged (the vector backends only: width >= 2)
 //
 // The fast vectorised exp/tanh/erf built on these are in staticformer/kernels/vmath.hpp.
 #pragma once

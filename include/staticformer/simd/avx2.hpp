@@ -63,6 +63,7 @@ struct avx2 {
   }
   static mask lt(reg a, reg b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static reg select(mask m, reg a, reg b) { return _mm256_blendv_ps(b, a, m); }
+  static reg swap_pairs(reg a) { return _mm256_permute_ps(a, 0xb1); }  // (a1, a0, a3, a2, …)
   static float hsum(reg a) { return detail::fold8(a, detail::x86_add{}); }
   static float hmax(reg a) { return detail::fold8(a, detail::x86_max{}); }
   // 8x8 transpose: unpack, shuffle, then swap 128-bit halves.

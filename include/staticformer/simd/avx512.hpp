@@ -59,6 +59,7 @@ struct avx512 {
   }
   static mask lt(reg a, reg b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static reg select(mask m, reg a, reg b) { return _mm512_mask_blend_ps(m, b, a); }
+  static reg swap_pairs(reg a) { return _mm512_mask_permute_ps(a, all, a, 0xb1); }  // (a1, a0, a3, a2, …)
   template <int Half> static __m256 half(reg a) {  // (g++ 12's _mm512_castps512_ps256 warns the same way)
     return _mm256_castpd_ps(_mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xf, _mm512_castps_pd(a), Half));
   }

@@ -164,6 +164,11 @@ struct emulated {
       if (m.v[i]) b.v[i] = a.v[i];
     return b;
   }
+  static constexpr reg swap_pairs(const reg& a) {
+    reg r{};
+    for (std::size_t i = 0; i < width; ++i) r.v[i] = a.v[i ^ 1];
+    return r;
+  }
 
   // Reductions in Like's order: width 4 (NEON addv/maxv) pairwise, (a0∘a1)∘(a2∘a3); otherwise
   // halving: fold the upper half onto the lower one until one lane is left.

@@ -63,6 +63,7 @@ struct neon {
   static reg copysign(reg mag, reg sgn) { return vbslq_f32(vdupq_n_u32(0x80000000u), sgn, mag); }
   static mask lt(reg a, reg b) { return vcltq_f32(a, b); }
   static reg select(mask m, reg a, reg b) { return vbslq_f32(m, a, b); }
+  static reg swap_pairs(reg a) { return vrev64q_f32(a); }  // (a1, a0, a3, a2)
   static float hsum(reg a) { return vaddvq_f32(a); }
   static float hmax(reg a) { return vmaxvq_f32(a); }
   SF_SIMD_INLINE static void transpose(reg (&r)[4]) {
